@@ -1,0 +1,80 @@
+// automata/compiled_grammar.h — a grammar compiled into one byte-level automaton per rule.
+//
+// Every rule body becomes a deterministic automaton whose edges read either a byte range
+// or a whole sub-rule (a recursive transition network). States are numbered globally
+// across rules, so a parser item is just (state, origin). The compiled form is immutable
+// and may be shared by any number of matchers on any threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "grammar/grammar.h"
+
+namespace lockstep {
+
+/// Limits that keep compilation bounded in time and memory. Exceeding one throws
+/// GrammarError naming the rule.
+struct CompileLimits {
+  /// Automaton states (NFA or DFA) one rule may expand into, e.g. through `x{0,100000}`.
+  uint32_t max_states_per_rule = 1u << 20;
+  /// Automaton states of the whole grammar.
+  uint32_t max_total_states = 1u << 22;
+  /// Rules with at most this many DFA states are minimized (Moore's algorithm).
+  uint32_t max_states_to_minimize = 4096;
+};
+
+class CompiledGrammar {
+ public:
+  struct ByteEdge {
+    uint8_t lo, hi;
+    uint32_t target;
+  };
+  struct RuleEdge {
+    uint32_t rule;
+    uint32_t target;
+  };
+
+  /// Compiles `grammar` (validated first). Throws GrammarError.
+  static std::shared_ptr<const CompiledGrammar> compile(const Grammar& grammar,
+                                                        const CompileLimits& limits = {});
+
+  uint32_t num_states() const { return static_cast<uint32_t>(state_rule_.size()); }
+  uint32_t num_rules() const { return static_cast<uint32_t>(rule_start_.size()); }
+  uint32_t root_rule() const { return root_; }
+  uint32_t rule_start(uint32_t rule) const { return rule_start_[rule]; }
+  bool rule_nullable(uint32_t rule) const { return rule_nullable_[rule] != 0; }
+  const std::string& rule_name(uint32_t rule) const { return rule_names_[rule]; }
+
+  uint32_t rule_of(uint32_t state) const { return state_rule_[state]; }
+  bool is_final(uint32_t state) const { return state_final_[state] != 0; }
+  std::span<const ByteEdge> byte_edges(uint32_t state) const {
+    return {byte_edges_.data() + byte_begin_[state], byte_begin_[state + 1] - byte_begin_[state]};
+  }
+  std::span<const RuleEdge> rule_edges(uint32_t state) const {
+    return {rule_edges_.data() + rule_begin_[state], rule_begin_[state + 1] - rule_begin_[state]};
+  }
+
+  /// The source grammar (after validation), for printing and diagnostics.
+  const Grammar& grammar() const { return grammar_; }
+
+ private:
+  friend class GrammarCompiler;
+  Grammar grammar_;
+  uint32_t root_ = 0;
+  std::vector<uint32_t> rule_start_;
+  std::vector<uint8_t> rule_nullable_;
+  std::vector<std::string> rule_names_;
+  std::vector<uint32_t> state_rule_;
+  std::vector<uint8_t> state_final_;
+  std::vector<uint32_t> byte_begin_;  // num_states + 1
+  std::vector<ByteEdge> byte_edges_;
+  std::vector<uint32_t> rule_begin_;  // num_states + 1
+  std::vector<RuleEdge> rule_edges_;
+};
+
+}  // namespace lockstep

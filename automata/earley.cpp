@@ -1,0 +1,158 @@
+// automata/earley.cpp — see earley.h.
+#include "automata/earley.h"
+
+#include <fmt/format.h>
+
+namespace lockstep {
+
+namespace {
+inline uint64_t item_key(uint32_t state, uint32_t origin) {
+  return (static_cast<uint64_t>(state) << 32) | origin;
+}
+inline size_t slot_of(uint64_t key, size_t mask) {
+  key *= 0x9E3779B97F4A7C15ull;
+  return static_cast<size_t>(key >> 32) & mask;
+}
+}  // namespace
+
+EarleyParser::EarleyParser(const CompiledGrammar& grammar, ParserLimits limits)
+    : grammar_(&grammar), limits_(limits) {
+  keys_.resize(64);
+  stamps_.resize(64, 0);
+  reset();
+}
+
+void EarleyParser::reset() {
+  items_.clear();
+  set_begin_.assign(1, 0);
+  set_accepting_.clear();
+  begin_set();
+  add(grammar_->rule_start(grammar_->root_rule()), 0);
+  close_set();
+}
+
+void EarleyParser::begin_set() {
+  if (++stamp_ == 0) {  // wrapped: clear all stamps once
+    std::fill(stamps_.begin(), stamps_.end(), 0);
+    stamp_ = 1;
+  }
+}
+
+void EarleyParser::add(uint32_t state, uint32_t origin) {
+  const uint64_t key = item_key(state, origin);
+  const size_t set_size = items_.size() - set_begin_.back();
+  if ((set_size + 1) * 2 > keys_.size()) {
+    // Grow the dedupe table and re-insert the items of the set under construction.
+    const size_t cap = keys_.size() * 2;
+    keys_.assign(cap, 0);
+    stamps_.assign(cap, 0);
+    for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
+      const uint64_t k = item_key(items_[i].state, items_[i].origin);
+      size_t h = slot_of(k, cap - 1);
+      while (stamps_[h] == stamp_) h = (h + 1) & (cap - 1);
+      stamps_[h] = stamp_;
+      keys_[h] = k;
+    }
+  }
+  const size_t mask = keys_.size() - 1;
+  size_t h = slot_of(key, mask);
+  while (stamps_[h] == stamp_) {
+    if (keys_[h] == key) return;
+    h = (h + 1) & mask;
+  }
+  if (set_size >= limits_.max_items_per_set) {
+    throw ParserLimitError(fmt::format(
+        "the grammar is too ambiguous to follow: more than {} parser items after {} bytes",
+        limits_.max_items_per_set, set_begin_.size() - 1));
+  }
+  stamps_[h] = stamp_;
+  keys_[h] = key;
+  items_.push_back({state, origin});
+}
+
+void EarleyParser::close_set() {
+  const auto& g = *grammar_;
+  const uint32_t here = static_cast<uint32_t>(set_begin_.size() - 1);
+  bool accepting = false;
+  for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
+    const Item it = items_[i];
+    if (g.is_final(it.state)) {
+      const uint32_t rule = g.rule_of(it.state);
+      if (rule == g.root_rule() && it.origin == 0) accepting = true;
+      // Completion. Null completions (origin == here) were handled at prediction time.
+      if (it.origin != here) {
+        const uint32_t end = set_begin_[it.origin + 1];
+        for (uint32_t j = set_begin_[it.origin]; j < end; ++j) {
+          const Item waiting = items_[j];
+          for (const auto& e : g.rule_edges(waiting.state)) {
+            if (e.rule == rule) add(e.target, waiting.origin);
+          }
+        }
+      }
+    }
+    for (const auto& e : g.rule_edges(it.state)) {
+      add(g.rule_start(e.rule), here);
+      if (g.rule_nullable(e.rule)) add(e.target, it.origin);
+    }
+  }
+  set_begin_.push_back(static_cast<uint32_t>(items_.size()));
+  set_accepting_.push_back(accepting ? 1 : 0);
+}
+
+void EarleyParser::abandon_set() { items_.resize(set_begin_.back()); }
+
+bool EarleyParser::advance(uint8_t byte) {
+  const auto& g = *grammar_;
+  const uint32_t begin = set_begin_[set_begin_.size() - 2];
+  const uint32_t end = set_begin_.back();
+  begin_set();
+  try {
+    for (uint32_t i = begin; i < end; ++i) {
+      const Item it = items_[i];
+      for (const auto& e : g.byte_edges(it.state)) {
+        if (byte < e.lo) break;  // edges are sorted and disjoint
+        if (byte <= e.hi) {
+          add(e.target, it.origin);
+          break;
+        }
+      }
+    }
+    if (items_.size() == end) return false;
+    close_set();
+  } catch (...) {
+    abandon_set();
+    throw;
+  }
+  return true;
+}
+
+bool EarleyParser::advance(std::string_view bytes) {
+  size_t done = 0;
+  try {
+    for (; done < bytes.size(); ++done) {
+      if (!advance(static_cast<uint8_t>(bytes[done]))) break;
+    }
+  } catch (...) {
+    rollback(done);
+    throw;
+  }
+  if (done == bytes.size()) return true;
+  rollback(done);
+  return false;
+}
+
+void EarleyParser::rollback(size_t n) {
+  if (n > num_bytes()) throw std::out_of_range("EarleyParser::rollback past the start");
+  set_begin_.resize(set_begin_.size() - n);
+  set_accepting_.resize(set_accepting_.size() - n);
+  items_.resize(set_begin_.back());
+}
+
+bool EarleyParser::can_advance() const {
+  for (const auto& it : current_items()) {
+    if (!grammar_->byte_edges(it.state).empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace lockstep

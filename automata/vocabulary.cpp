@@ -1,0 +1,45 @@
+// automata/vocabulary.cpp — see vocabulary.h.
+#include "automata/vocabulary.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace lockstep {
+
+Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKind> kinds,
+                       std::vector<int32_t> eog_ids)
+    : bytes_(std::move(token_bytes)), kinds_(std::move(kinds)), eog_ids_(std::move(eog_ids)) {
+  if (kinds_.size() != bytes_.size()) {
+    throw std::invalid_argument("Vocabulary: token kinds and token bytes differ in length");
+  }
+  for (int32_t id : eog_ids_) {
+    if (id < 0 || static_cast<size_t>(id) >= bytes_.size()) {
+      throw std::invalid_argument("Vocabulary: end-of-generation id out of range");
+    }
+    kinds_[static_cast<size_t>(id)] = TokenKind::kControl;
+  }
+  std::sort(eog_ids_.begin(), eog_ids_.end());
+  eog_ids_.erase(std::unique(eog_ids_.begin(), eog_ids_.end()), eog_ids_.end());
+  for (size_t id = 0; id < bytes_.size(); ++id) {
+    if (kinds_[id] == TokenKind::kText && !bytes_[id].empty()) {
+      sorted_.push_back(static_cast<int32_t>(id));
+    }
+  }
+  std::sort(sorted_.begin(), sorted_.end(),
+            [&](int32_t a, int32_t b) { return bytes_[a] < bytes_[b]; });
+  common_prefix_.resize(sorted_.size(), 0);
+  for (size_t i = 1; i < sorted_.size(); ++i) {
+    const std::string& a = bytes_[sorted_[i - 1]];
+    const std::string& b = bytes_[sorted_[i]];
+    const size_t n = std::min(a.size(), b.size());
+    size_t k = 0;
+    while (k < n && a[k] == b[k]) ++k;
+    common_prefix_[i] = static_cast<uint32_t>(k);
+  }
+}
+
+bool Vocabulary::is_eog(int32_t id) const {
+  return std::binary_search(eog_ids_.begin(), eog_ids_.end(), id);
+}
+
+}  // namespace lockstep

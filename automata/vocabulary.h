@@ -1,0 +1,51 @@
+// automata/vocabulary.h — what the grammar engine knows of a tokenizer's vocabulary.
+//
+// For each token id: the exact bytes it contributes to the output, and whether it is a
+// control token (BOS, EOS, chat markers, …: never matches grammar text). End-of-generation
+// (EOG) ids are the only tokens allowed once the grammar accepts, and only then.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lockstep {
+
+enum class TokenKind : uint8_t {
+  kText,     ///< ordinary token: its bytes are output text
+  kControl,  ///< special/control token: never matches grammar text
+};
+
+class Vocabulary {
+ public:
+  /// `token_bytes[id]`: bytes of token id. `kinds[id]`: its kind. `eog_ids`: ids that end
+  /// generation (they are treated as control tokens). Throws std::invalid_argument when the
+  /// sizes disagree or an EOG id is out of range.
+  Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKind> kinds,
+             std::vector<int32_t> eog_ids);
+
+  size_t size() const { return bytes_.size(); }
+  /// Number of uint32 words in a token bitmask: ceil(size() / 32).
+  size_t bitmask_words() const { return (bytes_.size() + 31) / 32; }
+  std::string_view token_bytes(int32_t id) const { return bytes_[static_cast<size_t>(id)]; }
+  bool is_control(int32_t id) const { return kinds_[static_cast<size_t>(id)] == TokenKind::kControl; }
+  bool is_eog(int32_t id) const;
+  std::span<const int32_t> eog_ids() const { return eog_ids_; }
+
+  /// Text tokens with non-empty bytes, sorted by bytes (memcmp order): a prefix's tokens
+  /// form one contiguous run right after it.
+  std::span<const int32_t> sorted_text_tokens() const { return sorted_; }
+  /// For sorted position i: length of the common prefix of tokens i-1 and i (0 for i = 0).
+  std::span<const uint32_t> sorted_common_prefix() const { return common_prefix_; }
+
+ private:
+  std::vector<std::string> bytes_;
+  std::vector<TokenKind> kinds_;
+  std::vector<int32_t> eog_ids_;
+  std::vector<int32_t> sorted_;
+  std::vector<uint32_t> common_prefix_;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,120 @@
+// grammar/grammar.h — the grammar IR every front end produces (GBNF, regex, JSON Schema).
+//
+// A Grammar is a list of named rules; each rule's body is an expression tree over
+// code-point terminals (string literals, character classes) and references to other
+// rules. The automata layer compiles it into byte-level automata.
+//
+// Terminals are Unicode code points (as in llama.cpp's GBNF): a literal is stored as
+// its UTF-8 bytes, a character class as sorted, disjoint code-point ranges. Surrogate
+// code points (U+D800..U+DFFF) have no UTF-8 encoding and are never matched.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace lockstep {
+
+/// A position in a source text (grammar file, regex): 1-based line and column
+/// (columns count bytes), plus the 0-based byte offset.
+struct SourceLocation {
+  uint32_t line = 0;
+  uint32_t column = 0;
+  uint32_t offset = 0;
+};
+
+/// A malformed or unusable grammar. what() reads "line:column: message".
+class GrammarError : public std::runtime_error {
+ public:
+  GrammarError(SourceLocation where, const std::string& message);
+  /// Location-free error (e.g. a whole-grammar property such as "no root rule").
+  explicit GrammarError(const std::string& message);
+  const SourceLocation& where() const { return where_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  SourceLocation where_;
+  std::string message_;
+};
+
+/// Inclusive code-point range [lo, hi].
+struct CodepointRange {
+  uint32_t lo = 0;
+  uint32_t hi = 0;
+  friend bool operator==(const CodepointRange&, const CodepointRange&) = default;
+};
+
+inline constexpr uint32_t kMaxCodepoint = 0x10FFFF;
+inline constexpr uint32_t kUnbounded = std::numeric_limits<uint32_t>::max();
+
+/// One node of a rule body.
+struct Expr {
+  enum class Kind : uint8_t {
+    kEmpty,      ///< matches the empty string
+    kLiteral,    ///< `bytes`: UTF-8 text matched exactly
+    kCharClass,  ///< one code point in `ranges` (already normalized; negation resolved)
+    kRuleRef,    ///< the rule with index `rule`
+    kSequence,   ///< `children` one after another
+    kChoice,     ///< one of `children`
+    kRepeat,     ///< `children[0]` repeated between `min` and `max` (kUnbounded) times
+  };
+
+  Kind kind = Kind::kEmpty;
+  std::string bytes;
+  std::vector<CodepointRange> ranges;
+  uint32_t rule = 0;
+  uint32_t min = 0;
+  uint32_t max = 0;
+  std::vector<Expr> children;
+  SourceLocation where;  ///< where the node starts in the source, when known
+
+  static Expr empty();
+  static Expr literal(std::string utf8);
+  /// Normalizes `ranges` (sorts, merges, drops surrogates); `negated` takes the complement
+  /// within [0, U+10FFFF].
+  static Expr char_class(std::vector<CodepointRange> ranges, bool negated = false);
+  static Expr any_codepoint();
+  static Expr rule_ref(uint32_t rule);
+  static Expr sequence(std::vector<Expr> children);
+  static Expr choice(std::vector<Expr> children);
+  static Expr repeat(Expr child, uint32_t min, uint32_t max);
+};
+
+struct Rule {
+  std::string name;
+  Expr body;
+  SourceLocation where;  ///< where the definition starts
+};
+
+/// A context-free grammar over code points. `root` is the start rule.
+struct Grammar {
+  std::vector<Rule> rules;
+  uint32_t root = 0;
+
+  /// Index of the rule named `name`, or -1.
+  int64_t find_rule(std::string_view name) const;
+  /// Appends a rule and returns its index (names must be unique; throws GrammarError).
+  uint32_t add_rule(std::string name, Expr body, SourceLocation where = {});
+
+  /// GBNF text that parses back into an equivalent grammar (for debugging and `--print`).
+  std::string to_gbnf() const;
+};
+
+/// Checks whole-grammar properties every front end relies on and throws GrammarError
+/// naming the offending rule: references to missing rules, rules reachable from the root
+/// that derive no finite string (e.g. `a ::= "x" a`), and an empty language.
+void validate(const Grammar& grammar);
+
+/// Parses llama.cpp's GBNF dialect (grammars/README.md of llama.cpp): rules `name ::= ...`,
+/// sequences, `|`, `( )`, `* + ? {m} {m,} {m,n}`, string literals, character classes with
+/// ranges and `^`, `.`, escapes `\n \t \r \\ \" \[ \] \xHH \uHHHH \UHHHHHHHH`, `#` comments.
+/// The start rule is `root` (or `root_rule` when given).
+/// Throws GrammarError "line:column: expected ..." on malformed text, undefined rules,
+/// duplicate definitions, and the whole-grammar errors of validate().
+Grammar parse_gbnf(std::string_view text, std::string_view root_rule = "root");
+
+}  // namespace lockstep

@@ -1,0 +1,342 @@
+// grammar/ir.cpp — construction, validation and printing of the grammar IR.
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "grammar/grammar.h"
+#include "grammar/utf8.h"
+
+namespace lockstep {
+
+namespace {
+std::string format_where(SourceLocation where, const std::string& message) {
+  return fmt::format("{}:{}: {}", where.line, where.column, message);
+}
+}  // namespace
+
+GrammarError::GrammarError(SourceLocation where, const std::string& message)
+    : std::runtime_error(format_where(where, message)), where_(where), message_(message) {}
+
+GrammarError::GrammarError(const std::string& message)
+    : std::runtime_error(message), message_(message) {}
+
+Expr Expr::empty() { return Expr{}; }
+
+Expr Expr::literal(std::string utf8) {
+  if (utf8.empty()) return empty();
+  Expr e;
+  e.kind = Kind::kLiteral;
+  e.bytes = std::move(utf8);
+  return e;
+}
+
+Expr Expr::char_class(std::vector<CodepointRange> ranges, bool negated) {
+  std::sort(ranges.begin(), ranges.end(),
+            [](const CodepointRange& a, const CodepointRange& b) { return a.lo < b.lo; });
+  std::vector<CodepointRange> merged;
+  for (auto r : ranges) {
+    if (r.lo > r.hi) continue;
+    r.hi = std::min(r.hi, kMaxCodepoint);
+    if (r.lo > kMaxCodepoint) continue;
+    if (!merged.empty() && r.lo <= merged.back().hi + 1) {
+      merged.back().hi = std::max(merged.back().hi, r.hi);
+    } else {
+      merged.push_back(r);
+    }
+  }
+  if (negated) {
+    std::vector<CodepointRange> complement;
+    uint32_t next = 0;
+    for (const auto& r : merged) {
+      if (r.lo > next) complement.push_back({next, r.lo - 1});
+      next = r.hi + 1;
+    }
+    if (next <= kMaxCodepoint) complement.push_back({next, kMaxCodepoint});
+    merged = std::move(complement);
+  }
+  // Surrogates are not characters: cut U+D800..U+DFFF out of every range.
+  std::vector<CodepointRange> out;
+  for (const auto& r : merged) {
+    if (r.hi < 0xD800 || r.lo > 0xDFFF) {
+      out.push_back(r);
+      continue;
+    }
+    if (r.lo < 0xD800) out.push_back({r.lo, 0xD7FF});
+    if (r.hi > 0xDFFF) out.push_back({0xE000, r.hi});
+  }
+  Expr e;
+  e.kind = Kind::kCharClass;
+  e.ranges = std::move(out);
+  return e;
+}
+
+Expr Expr::any_codepoint() { return char_class({{0, kMaxCodepoint}}); }
+
+Expr Expr::rule_ref(uint32_t rule) {
+  Expr e;
+  e.kind = Kind::kRuleRef;
+  e.rule = rule;
+  return e;
+}
+
+Expr Expr::sequence(std::vector<Expr> children) {
+  std::erase_if(children, [](const Expr& c) { return c.kind == Kind::kEmpty; });
+  if (children.empty()) return empty();
+  if (children.size() == 1) return std::move(children[0]);
+  Expr e;
+  e.kind = Kind::kSequence;
+  e.children = std::move(children);
+  return e;
+}
+
+Expr Expr::choice(std::vector<Expr> children) {
+  if (children.size() == 1) return std::move(children[0]);
+  Expr e;
+  e.kind = Kind::kChoice;
+  e.children = std::move(children);
+  return e;
+}
+
+Expr Expr::repeat(Expr child, uint32_t min, uint32_t max) {
+  if (max == 0 || child.kind == Kind::kEmpty) return empty();
+  if (min == 1 && max == 1) return child;
+  Expr e;
+  e.kind = Kind::kRepeat;
+  e.min = min;
+  e.max = max;
+  e.children.push_back(std::move(child));
+  return e;
+}
+
+int64_t Grammar::find_rule(std::string_view name) const {
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if (rules[i].name == name) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+uint32_t Grammar::add_rule(std::string name, Expr body, SourceLocation where) {
+  if (find_rule(name) >= 0) {
+    throw GrammarError(where, fmt::format("rule '{}' is defined twice", name));
+  }
+  rules.push_back(Rule{std::move(name), std::move(body), where});
+  return static_cast<uint32_t>(rules.size() - 1);
+}
+
+// ---------------------------------------------------------------------------------
+// validate
+
+namespace {
+
+bool productive_expr(const Expr& e, const std::vector<char>& productive) {
+  switch (e.kind) {
+    case Expr::Kind::kEmpty:
+    case Expr::Kind::kLiteral:
+      return true;
+    case Expr::Kind::kCharClass:
+      return !e.ranges.empty();
+    case Expr::Kind::kRuleRef:
+      return productive[e.rule] != 0;
+    case Expr::Kind::kSequence:
+      return std::all_of(e.children.begin(), e.children.end(),
+                         [&](const Expr& c) { return productive_expr(c, productive); });
+    case Expr::Kind::kChoice:
+      return std::any_of(e.children.begin(), e.children.end(),
+                         [&](const Expr& c) { return productive_expr(c, productive); });
+    case Expr::Kind::kRepeat:
+      return e.min == 0 || productive_expr(e.children[0], productive);
+  }
+  return false;
+}
+
+void for_each_ref(const Expr& e, const std::function<void(const Expr&)>& f) {
+  if (e.kind == Expr::Kind::kRuleRef) f(e);
+  for (const auto& c : e.children) for_each_ref(c, f);
+}
+
+}  // namespace
+
+void validate(const Grammar& g) {
+  if (g.rules.empty()) throw GrammarError("the grammar has no rules");
+  if (g.root >= g.rules.size()) throw GrammarError("the grammar's root rule is missing");
+  for (const auto& rule : g.rules) {
+    for_each_ref(rule.body, [&](const Expr& ref) {
+      if (ref.rule >= g.rules.size()) {
+        throw GrammarError(ref.where, fmt::format("rule '{}' refers to a rule that does not exist",
+                                                  rule.name));
+      }
+    });
+  }
+  std::vector<char> productive(g.rules.size(), 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < g.rules.size(); ++i) {
+      if (!productive[i] && productive_expr(g.rules[i].body, productive)) {
+        productive[i] = 1;
+        changed = true;
+      }
+    }
+  }
+  std::vector<char> reachable(g.rules.size(), 0);
+  std::vector<uint32_t> todo{g.root};
+  reachable[g.root] = 1;
+  while (!todo.empty()) {
+    const uint32_t r = todo.back();
+    todo.pop_back();
+    for_each_ref(g.rules[r].body, [&](const Expr& ref) {
+      if (!reachable[ref.rule]) {
+        reachable[ref.rule] = 1;
+        todo.push_back(ref.rule);
+      }
+    });
+  }
+  // Among the rules that never complete, name one at the bottom of the failure: a rule whose
+  // unproductive references all lead back to it (its own cycle), not a rule that merely uses it.
+  std::vector<uint32_t> bad;
+  for (uint32_t i = 0; i < g.rules.size(); ++i) {
+    if (reachable[i] && !productive[i]) bad.push_back(i);
+  }
+  auto bad_closure = [&](uint32_t from) {
+    std::vector<char> seen(g.rules.size(), 0);
+    std::vector<uint32_t> stack{from};
+    while (!stack.empty()) {
+      const uint32_t r = stack.back();
+      stack.pop_back();
+      for_each_ref(g.rules[r].body, [&](const Expr& ref) {
+        if (!productive[ref.rule] && !seen[ref.rule]) {
+          seen[ref.rule] = 1;
+          stack.push_back(ref.rule);
+        }
+      });
+    }
+    return seen;
+  };
+  for (uint32_t i : bad) {
+    const auto from_i = bad_closure(i);
+    bool bottom = true;
+    for (uint32_t j : bad) {
+      if (from_i[j] && j != i && !bad_closure(j)[i]) {
+        bottom = false;
+        break;
+      }
+    }
+    if (bottom) {
+      throw GrammarError(
+          g.rules[i].where,
+          fmt::format("rule '{}' can never match: every alternative needs an empty character "
+                      "class or a rule that never completes (e.g. unbounded self-recursion)",
+                      g.rules[i].name));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// to_gbnf
+
+namespace {
+
+void append_escaped_codepoint(std::string& out, uint32_t cp, bool in_class) {
+  switch (cp) {
+    case '\n': out += "\\n"; return;
+    case '\r': out += "\\r"; return;
+    case '\t': out += "\\t"; return;
+    case '\\': out += "\\\\"; return;
+    case '"': out += "\\\""; return;
+    default: break;
+  }
+  if (in_class && (cp == ']' || cp == '[' || cp == '^' || cp == '-')) {
+    out += cp == ']' ? "\\]" : cp == '[' ? "\\[" : cp == '^' ? "\\^" : "\\-";
+    return;
+  }
+  if (cp < 0x20 || cp == 0x7F) {
+    out += fmt::format("\\x{:02X}", cp);
+  } else if (cp >= 0x80 && cp < 0xA0) {
+    out += fmt::format("\\u{:04X}", cp);
+  } else {
+    utf8::append(out, cp);
+  }
+}
+
+void print_expr(const Expr& e, const Grammar& g, std::string& out, bool nested) {
+  switch (e.kind) {
+    case Expr::Kind::kEmpty:
+      out += "\"\"";
+      break;
+    case Expr::Kind::kLiteral: {
+      out += '"';
+      size_t pos = 0;
+      while (pos < e.bytes.size()) {
+        const uint32_t cp = utf8::decode(e.bytes, pos);
+        if (cp == utf8::kInvalid) {
+          out += fmt::format("\\x{:02X}", static_cast<uint8_t>(e.bytes[pos]));
+          ++pos;
+        } else {
+          append_escaped_codepoint(out, cp, false);
+        }
+      }
+      out += '"';
+      break;
+    }
+    case Expr::Kind::kCharClass:
+      out += '[';
+      for (const auto& r : e.ranges) {
+        append_escaped_codepoint(out, r.lo, true);
+        if (r.hi != r.lo) {
+          out += '-';
+          append_escaped_codepoint(out, r.hi, true);
+        }
+      }
+      out += ']';
+      break;
+    case Expr::Kind::kRuleRef:
+      out += g.rules[e.rule].name;
+      break;
+    case Expr::Kind::kSequence:
+    case Expr::Kind::kChoice: {
+      if (nested) out += '(';
+      const char* sep = e.kind == Expr::Kind::kSequence ? " " : " | ";
+      for (size_t i = 0; i < e.children.size(); ++i) {
+        if (i) out += sep;
+        print_expr(e.children[i], g, out, e.kind == Expr::Kind::kChoice ? false : true);
+      }
+      if (nested) out += ')';
+      break;
+    }
+    case Expr::Kind::kRepeat:
+      print_expr(e.children[0], g, out, true);
+      if (e.min == 0 && e.max == kUnbounded) {
+        out += '*';
+      } else if (e.min == 1 && e.max == kUnbounded) {
+        out += '+';
+      } else if (e.min == 0 && e.max == 1) {
+        out += '?';
+      } else if (e.max == kUnbounded) {
+        out += fmt::format("{{{},}}", e.min);
+      } else if (e.min == e.max) {
+        out += fmt::format("{{{}}}", e.min);
+      } else {
+        out += fmt::format("{{{},{}}}", e.min, e.max);
+      }
+      break;
+  }
+}
+
+}  // namespace
+
+std::string Grammar::to_gbnf() const {
+  std::string out;
+  auto print_rule = [&](size_t i) {
+    out += rules[i].name;
+    out += " ::= ";
+    print_expr(rules[i].body, *this, out, false);
+    out += '\n';
+  };
+  if (root < rules.size()) print_rule(root);
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if (i != root) print_rule(i);
+  }
+  return out;
+}
+
+}  // namespace lockstep

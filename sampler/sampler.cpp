@@ -1,0 +1,335 @@
+// sampler/sampler.cpp — the standard logits processors and the chain (see sampler.h).
+#include "sampler/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "automata/matcher.h"
+
+namespace lockstep {
+
+void Candidates::assign(std::span<const float> logits) {
+  data.resize(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) {
+    data[i] = {static_cast<int32_t>(i), logits[i], 0.0f};
+  }
+  sorted = false;
+  selected = -1;
+}
+
+namespace {
+void sort_descending(Candidates& c) {
+  if (c.sorted) return;
+  std::stable_sort(c.data.begin(), c.data.end(), [](const TokenCandidate& a, const TokenCandidate& b) {
+    return a.logit > b.logit;
+  });
+  c.sorted = true;
+}
+}  // namespace
+
+void Candidates::softmax() {
+  sort_descending(*this);
+  if (data.empty()) return;
+  const float max = data[0].logit;
+  double sum = 0;
+  for (auto& t : data) {
+    t.p = std::exp(t.logit - max);
+    sum += t.p;
+  }
+  for (auto& t : data) t.p = static_cast<float>(t.p / sum);
+}
+
+namespace {
+
+class LogitBias : public LogitsProcessor {
+ public:
+  explicit LogitBias(std::map<int32_t, float> bias) : bias_(std::move(bias)) {}
+  const char* name() const override { return "logit-bias"; }
+  void apply(Candidates& c) override {
+    for (auto& t : c.data) {
+      auto it = bias_.find(t.id);
+      if (it != bias_.end()) t.logit += it->second;
+    }
+    c.sorted = false;
+  }
+  std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<LogitBias>(*this); }
+
+ private:
+  std::map<int32_t, float> bias_;
+};
+
+class Penalties : public LogitsProcessor {
+ public:
+  Penalties(int32_t last_n, float repeat, float frequency, float presence)
+      : last_n_(last_n), repeat_(repeat), frequency_(frequency), presence_(presence) {}
+  const char* name() const override { return "penalties"; }
+  void apply(Candidates& c) override {
+    if (counts_.empty()) return;
+    for (auto& t : c.data) {
+      auto it = counts_.find(t.id);
+      if (it == counts_.end()) continue;
+      if (t.logit > 0) {
+        t.logit /= repeat_;
+      } else {
+        t.logit *= repeat_;
+      }
+      t.logit -= static_cast<float>(it->second) * frequency_ + presence_;
+    }
+    c.sorted = false;
+  }
+  void accept(int32_t token) override {
+    if (last_n_ == 0) return;
+    history_.push_back(token);
+    ++counts_[token];
+    if (last_n_ > 0 && history_.size() > static_cast<size_t>(last_n_)) {
+      const int32_t old = history_.front();
+      history_.pop_front();
+      if (--counts_[old] == 0) counts_.erase(old);
+    }
+  }
+  void accept_context(int32_t token) override { accept(token); }
+  void reset() override {
+    history_.clear();
+    counts_.clear();
+  }
+  std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<Penalties>(*this); }
+
+ private:
+  int32_t last_n_;
+  float repeat_, frequency_, presence_;
+  std::deque<int32_t> history_;
+  std::unordered_map<int32_t, int32_t> counts_;
+};
+
+class GrammarMask : public LogitsProcessor {
+ public:
+  explicit GrammarMask(GrammarMatcher* m) : matcher_(m) {}
+  const char* name() const override { return "grammar"; }
+  void apply(Candidates& c) override {
+    mask_.resize(matcher_->vocabulary().bitmask_words());
+    matcher_->fill_next_token_bitmask(mask_);
+    const size_t n = matcher_->vocabulary().size();
+    std::erase_if(c.data, [&](const TokenCandidate& t) {
+      const auto id = static_cast<size_t>(t.id);
+      return id >= n || !((mask_[id >> 5] >> (id & 31)) & 1u);
+    });
+  }
+  void accept(int32_t token) override {
+    if (!matcher_->accept_token(token)) {
+      throw std::runtime_error(fmt::format("token {} is not allowed by the grammar", token));
+    }
+  }
+  void reset() override { matcher_->reset(); }
+  std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<GrammarMask>(*this); }
+
+ private:
+  GrammarMatcher* matcher_;
+  std::vector<uint32_t> mask_;
+};
+
+class Temperature : public LogitsProcessor {
+ public:
+  explicit Temperature(float t) : t_(t) {}
+  const char* name() const override { return "temperature"; }
+  void apply(Candidates& c) override {
+    for (auto& t : c.data) t.logit /= t_;
+  }
+  std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<Temperature>(*this); }
+
+ private:
+  float t_;
+};
+
+class TopK : public LogitsProcessor {
+ public:
+  explicit TopK(int32_t k) : k_(k) {}
+  const char* name() const override { return "top-k"; }
+  void apply(Candidates& c) override {
+    if (k_ <= 0 || c.data.size() <= static_cast<size_t>(k_)) return;
+    if (!c.sorted) {
+      std::partial_sort(c.data.begin(), c.data.begin() + k_, c.data.end(),
+                        [](const TokenCandidate& a, const TokenCandidate& b) {
+                          return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+                        });
+      c.sorted = true;
+    }
+    c.data.resize(static_cast<size_t>(k_));
+  }
+  std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<TopK>(*this); }
+
+ private:
+  int32_t k_;
+};
+
+class TopP : public LogitsProcessor {
+ public:
+  explicit TopP(float p) : p_(p) {}
+  const char* name() const override { return "top-p"; }
+  void apply(Candidates& c) override {
+    if (p_ >= 1.0f || c.data.empty()) return;
+    c.softmax();
+    double cum = 0;
+    size_t keep = c.data.size();
+    for (size_t i = 0; i < c.data.size(); ++i) {
+      cum += c.data[i].p;
+      if (cum >= p_) {
+        keep = i + 1;  // the first token that crosses p stays
+        break;
+      }
+    }
+    c.data.resize(keep);
+  }
+  std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<TopP>(*this); }
+
+ private:
+  float p_;
+};
+
+class MinP : public LogitsProcessor {
+ public:
+  explicit MinP(float p) : p_(p) {}
+  const char* name() const override { return "min-p"; }
+  void apply(Candidates& c) override {
+    if (p_ <= 0.0f || c.data.empty()) return;
+    c.softmax();
+    const float threshold = p_ * c.data[0].p;
+    size_t keep = 1;
+    while (keep < c.data.size() && c.data[keep].p >= threshold) ++keep;
+    c.data.resize(keep);
+  }
+  std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<MinP>(*this); }
+
+ private:
+  float p_;
+};
+
+class Greedy : public LogitsProcessor {
+ public:
+  const char* name() const override { return "greedy"; }
+  void apply(Candidates& c) override {
+    c.selected = -1;
+    float best = -std::numeric_limits<float>::infinity();
+    for (const auto& t : c.data) {
+      if (c.selected < 0 || t.logit > best || (t.logit == best && t.id < c.selected)) {
+        best = t.logit;
+        c.selected = t.id;
+      }
+    }
+  }
+  std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<Greedy>(*this); }
+};
+
+class Draw : public LogitsProcessor {
+ public:
+  explicit Draw(uint64_t seed) : seed_(seed), rng_(seed) {}
+  const char* name() const override { return "draw"; }
+  void apply(Candidates& c) override {
+    c.selected = -1;
+    if (c.data.empty()) return;
+    c.softmax();
+    const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;  // [0, 1)
+    double cum = 0;
+    for (const auto& t : c.data) {
+      cum += t.p;
+      if (u < cum) {
+        c.selected = t.id;
+        return;
+      }
+    }
+    c.selected = c.data.back().id;  // rounding: u beyond the accumulated mass
+  }
+  void reset() override { rng_.seed(seed_); }
+  std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<Draw>(*this); }
+
+ private:
+  uint64_t seed_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace
+
+std::unique_ptr<LogitsProcessor> make_logit_bias(std::map<int32_t, float> bias) {
+  return std::make_unique<LogitBias>(std::move(bias));
+}
+std::unique_ptr<LogitsProcessor> make_penalties(int32_t last_n, float repeat, float frequency,
+                                                float presence) {
+  return std::make_unique<Penalties>(last_n, repeat, frequency, presence);
+}
+std::unique_ptr<LogitsProcessor> make_grammar_mask(GrammarMatcher* matcher) {
+  return std::make_unique<GrammarMask>(matcher);
+}
+std::unique_ptr<LogitsProcessor> make_temperature(float t) { return std::make_unique<Temperature>(t); }
+std::unique_ptr<LogitsProcessor> make_top_k(int32_t k) { return std::make_unique<TopK>(k); }
+std::unique_ptr<LogitsProcessor> make_top_p(float p) { return std::make_unique<TopP>(p); }
+std::unique_ptr<LogitsProcessor> make_min_p(float p) { return std::make_unique<MinP>(p); }
+std::unique_ptr<LogitsProcessor> make_greedy() { return std::make_unique<Greedy>(); }
+std::unique_ptr<LogitsProcessor> make_draw(uint64_t seed) { return std::make_unique<Draw>(seed); }
+
+SamplerChain::SamplerChain(const SamplerChain& other) { *this = other; }
+
+SamplerChain& SamplerChain::operator=(const SamplerChain& other) {
+  if (this == &other) return *this;
+  processors_.clear();
+  for (const auto& p : other.processors_) processors_.push_back(p->clone());
+  return *this;
+}
+
+int32_t SamplerChain::sample(Candidates& c) {
+  c.selected = -1;
+  for (auto& p : processors_) p->apply(c);
+  return c.selected;
+}
+
+int32_t SamplerChain::sample(std::span<const float> logits) {
+  scratch_.assign(logits);
+  return sample(scratch_);
+}
+
+void SamplerChain::accept(int32_t token) {
+  for (auto& p : processors_) p->accept(token);
+}
+
+void SamplerChain::accept_context(int32_t token) {
+  for (auto& p : processors_) p->accept_context(token);
+}
+
+void SamplerChain::reset() {
+  for (auto& p : processors_) p->reset();
+}
+
+SamplerChain make_sampler_chain(const SamplerParams& s, GrammarMatcher* matcher) {
+  auto check = [](bool ok, const char* what) {
+    if (!ok) throw std::invalid_argument(what);
+  };
+  check(std::isfinite(s.temperature), "temperature must be a finite number");
+  check(s.repeat_penalty > 0 && std::isfinite(s.repeat_penalty), "repeat penalty must be > 0");
+  check(std::isfinite(s.frequency_penalty), "frequency penalty must be finite");
+  check(std::isfinite(s.presence_penalty), "presence penalty must be finite");
+  check(s.top_p > 0 && s.top_p <= 1, "top-p must be in (0, 1]");
+  check(s.min_p >= 0 && s.min_p <= 1, "min-p must be in [0, 1]");
+  SamplerChain chain;
+  if (!s.logit_bias.empty()) chain.add(make_logit_bias(s.logit_bias));
+  if (s.repeat_penalty != 1.0f || s.frequency_penalty != 0.0f || s.presence_penalty != 0.0f) {
+    chain.add(make_penalties(s.penalty_last_n, s.repeat_penalty, s.frequency_penalty,
+                             s.presence_penalty));
+  }
+  if (matcher) chain.add(make_grammar_mask(matcher));
+  if (s.temperature <= 0) {
+    chain.add(make_greedy());
+    return chain;
+  }
+  chain.add(make_temperature(s.temperature));
+  if (s.top_k > 0) chain.add(make_top_k(s.top_k));
+  if (s.top_p < 1.0f) chain.add(make_top_p(s.top_p));
+  if (s.min_p > 0.0f) chain.add(make_min_p(s.min_p));
+  chain.add(make_draw(s.seed));
+  return chain;
+}
+
+}  // namespace lockstep

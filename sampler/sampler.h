@@ -1,0 +1,129 @@
+// sampler/sampler.h — public API of the sampler layer: logits processors and the chain.
+//
+// Every processor has one interface (as llama.cpp's samplers do): apply() transforms the
+// candidate list of one decoding step, accept() records the token finally chosen,
+// reset() forgets history, clone() copies. A SamplerChain owns processors and runs them
+// in order; its last member is a selector (greedy or a seeded random draw) that sets
+// Candidates::selected.
+//
+// The standard chain (make_sampler_chain), on logits: float[vocab_size] of the last position:
+//   logit bias → repetition penalty → frequency/presence penalties → grammar mask
+//   → temperature → top-k → top-p → min-p → softmax → draw.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace lockstep {
+
+class GrammarMatcher;
+
+struct TokenCandidate {
+  int32_t id;
+  float logit;
+  float p;  ///< probability; valid after softmax
+};
+
+/// The candidates of one step. Processors may reorder and drop entries.
+struct Candidates {
+  std::vector<TokenCandidate> data;
+  bool sorted = false;     ///< data sorted by logit, descending
+  int32_t selected = -1;   ///< token id chosen by the selector
+  /// Fills from logits: float[n_vocab] (ids 0..n_vocab-1).
+  void assign(std::span<const float> logits);
+  /// Softmax over `data` (numerically stable; sorts descending first). Sets p.
+  void softmax();
+};
+
+class LogitsProcessor {
+ public:
+  virtual ~LogitsProcessor() = default;
+  virtual const char* name() const = 0;
+  virtual void apply(Candidates& c) = 0;
+  /// Records the token chosen at this step (advances state: grammar, penalty history).
+  virtual void accept(int32_t /*token*/) {}
+  /// Records a context token that was not sampled (the prompt): only history-keeping
+  /// processors (penalties) use it; the grammar does not see it.
+  virtual void accept_context(int32_t /*token*/) {}
+  virtual void reset() {}
+  virtual std::unique_ptr<LogitsProcessor> clone() const = 0;
+};
+
+/// Adds a fixed value to chosen logits (OpenAI `logit_bias`; -inf bans a token).
+std::unique_ptr<LogitsProcessor> make_logit_bias(std::map<int32_t, float> bias);
+
+/// Over the last `last_n` accepted tokens (last_n < 0: all): CTRL repetition penalty
+/// (Keskar et al. 2019: logit / θ if positive, logit · θ if negative), then OpenAI's
+/// frequency and presence penalties: z − c·λ_freq − 1[c>0]·λ_pres, c = occurrences.
+std::unique_ptr<LogitsProcessor> make_penalties(int32_t last_n, float repeat, float frequency,
+                                                float presence);
+
+/// Drops the tokens the grammar disallows (−inf). The matcher is not owned (clones share
+/// it); accept() advances it, so it stays in lockstep with the chain. Throws
+/// std::runtime_error in accept() if the chosen token is not allowed.
+std::unique_ptr<LogitsProcessor> make_grammar_mask(GrammarMatcher* matcher);
+
+/// Divides logits by t (t > 0).
+std::unique_ptr<LogitsProcessor> make_temperature(float t);
+/// Keeps the k largest logits (k <= 0: no-op). Fan et al. 2018.
+std::unique_ptr<LogitsProcessor> make_top_k(int32_t k);
+/// Nucleus sampling (Holtzman et al. 2020): keeps the most probable tokens up to and
+/// including the first whose cumulative probability reaches p (p >= 1: no-op).
+std::unique_ptr<LogitsProcessor> make_top_p(float p);
+/// Keeps tokens with probability >= p · (largest probability) (p <= 0: no-op).
+std::unique_ptr<LogitsProcessor> make_min_p(float p);
+/// Selects the largest logit (ties: lowest id).
+std::unique_ptr<LogitsProcessor> make_greedy();
+/// Softmax, then draws from the distribution with a 64-bit Mersenne Twister seeded once
+/// (at construction and on reset()): the same seed gives the same draws.
+std::unique_ptr<LogitsProcessor> make_draw(uint64_t seed);
+
+class SamplerChain {
+ public:
+  SamplerChain() = default;
+  SamplerChain(const SamplerChain& other);
+  SamplerChain& operator=(const SamplerChain& other);
+  SamplerChain(SamplerChain&&) = default;
+  SamplerChain& operator=(SamplerChain&&) = default;
+
+  void add(std::unique_ptr<LogitsProcessor> p) { processors_.push_back(std::move(p)); }
+  /// Runs every processor on `c`. Returns the selected id, or -1 when nothing is left
+  /// (e.g. the grammar allows no token).
+  int32_t sample(Candidates& c);
+  /// Convenience: candidates from logits: float[n_vocab], then sample.
+  int32_t sample(std::span<const float> logits);
+  void accept(int32_t token);
+  void accept_context(int32_t token);
+  void reset();
+  size_t size() const { return processors_.size(); }
+  const LogitsProcessor& at(size_t i) const { return *processors_[i]; }
+
+ private:
+  std::vector<std::unique_ptr<LogitsProcessor>> processors_;
+  Candidates scratch_;
+};
+
+struct SamplerParams {
+  std::map<int32_t, float> logit_bias;
+  int32_t penalty_last_n = 64;
+  float repeat_penalty = 1.0f;     ///< 1 = off
+  float frequency_penalty = 0.0f;  ///< 0 = off
+  float presence_penalty = 0.0f;   ///< 0 = off
+  float temperature = 0.8f;        ///< <= 0: greedy
+  int32_t top_k = 40;              ///< <= 0: off
+  float top_p = 0.95f;             ///< >= 1: off
+  float min_p = 0.05f;             ///< <= 0: off
+  uint64_t seed = 0;
+};
+
+/// The standard chain in the documented order; `matcher` may be null (unconstrained).
+/// Processors that are off are left out. Throws std::invalid_argument for out-of-range
+/// parameters (negative penalties, top_p outside (0, 1], min_p outside [0, 1]).
+SamplerChain make_sampler_chain(const SamplerParams& params, GrammarMatcher* matcher);
+
+}  // namespace lockstep

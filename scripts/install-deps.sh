@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs lockstep's build and test dependencies from Debian 12 packages (idempotent:
+# does nothing when everything is present) and the npm tools the tests use.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+packages=(
+  g++ cmake ninja-build make pkg-config
+  libre2-dev nlohmann-json3-dev tao-pegtl-dev libboost-dev libcli11-dev libfmt-dev
+  libcpp-httplib-dev libgtest-dev libgmock-dev libbenchmark-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null; then sudo="sudo"; else
+      echo "install-deps: need root (or sudo) to run: apt-get install -y ${missing[*]}" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
