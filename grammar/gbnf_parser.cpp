@@ -1,7 +1,9 @@
 // grammar/gbnf_parser.cpp — llama.cpp's GBNF dialect → grammar IR, parsed with PEGTL.
 //
 // Layout rules follow llama.cpp's grammar-parser: a rule ends at the end of its line,
-// except inside parentheses and right after `|`, where newlines are whitespace.
+// except inside parentheses and right after `|`, where newlines are whitespace. Unlike
+// llama.cpp, a raw line break inside a string literal or character class is an error
+// (write \n), so that an unterminated literal is reported on its own line.
 #include <cstdlib>
 #include <string>
 #include <unordered_map>
@@ -37,12 +39,12 @@ struct esc_char : peg::one<'n', 't', 'r', 'f', 'v', '\\', '"', '\'', '[', ']', '
 struct esc_body : peg::sor<esc_x, esc_u, esc_U, esc_char> {};
 struct escape : peg::seq<peg::one<'\\'>, peg::must<esc_body>> {};
 
-struct lit_plain : peg::utf8::not_one<'"', '\\'> {};
+struct lit_plain : peg::utf8::not_one<'"', '\\', '\n', '\r'> {};
 struct lit_char : peg::sor<escape, lit_plain> {};
 struct lit_close : peg::one<'"'> {};
 struct literal : peg::seq<peg::one<'"'>, peg::star<lit_char>, peg::must<lit_close>> {};
 
-struct class_plain : peg::utf8::not_one<']', '\\'> {};
+struct class_plain : peg::utf8::not_one<']', '\\', '\n', '\r'> {};
 struct class_char : peg::sor<escape, class_plain> {};
 struct class_lo : class_char {};
 struct class_hi : class_char {};

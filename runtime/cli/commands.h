@@ -1,0 +1,13 @@
+// runtime/cli/commands.h — the subcommands of the `lockstep` CLI.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace lockstep::cli {
+
+/// Each registers its subcommand on `app`; the callback runs it. Errors are thrown and
+/// reported by main() as one "lockstep: error: ..." line with exit code 1.
+void add_generate(CLI::App& app);
+
+
+}  // namespace lockstep::cli

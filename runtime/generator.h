@@ -1,0 +1,74 @@
+// runtime/generator.h — the decode loop that keeps model, grammar matcher and sampler
+// in lockstep, and the loading of a model with its tokenizer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "automata/compiled_grammar.h"
+#include "runtime/model.h"
+#include "runtime/tokenizer.h"
+#include "sampler/sampler.h"
+
+namespace lockstep {
+
+/// A model and the tokenizer it was trained with.
+struct LoadedModel {
+  std::shared_ptr<const LlamaModel> model;
+  std::shared_ptr<const Tokenizer> tokenizer;
+  std::string model_path;
+  std::string tokenizer_path;
+};
+
+/// Directories searched, in order, for the bundled model (stories260K.bin + tok512.bin):
+/// ../shared/models/stories260K beside the checkout, the same path relative to the working
+/// directory, $LOCKSTEP_MODEL_DIR (and its stories260K/), and the download cache
+/// ($XDG_CACHE_HOME or ~/.cache)/lockstep/stories260K that scripts/fetch-model.sh fills.
+std::vector<std::string> bundled_model_dirs();
+
+/// Loads the model at `model_path` (a llama2.c .bin file, or a directory holding one with
+/// its tokenizer), or the bundled model when empty. `tokenizer_path` overrides the
+/// tokenizer found beside the model. Throws std::runtime_error listing where it looked
+/// (and how to get the bundled model) when nothing is found; ModelFormatError /
+/// TokenizerError for malformed files.
+LoadedModel load_model(const std::string& model_path, const std::string& tokenizer_path = "");
+
+enum class StopReason {
+  kEndOfGeneration,  ///< the model chose an end-of-generation token
+  kMaxTokens,        ///< max_tokens were generated
+  kContextFull,      ///< the model's context (seq_len) is full
+  kGrammarDeadEnd,   ///< the grammar allowed no token (cannot happen with a valid grammar)
+};
+const char* to_string(StopReason r);
+
+struct GenerateOptions {
+  std::string prompt;
+  int32_t max_tokens = 256;  ///< tokens to generate; < 0: until end of generation / context
+  SamplerParams sampling;
+  std::shared_ptr<const CompiledGrammar> grammar;  ///< null: unconstrained
+};
+
+struct GenerateResult {
+  std::string text;             ///< the completion (the prompt is not repeated)
+  std::vector<int32_t> tokens;  ///< generated ids, including a final end-of-generation id
+  StopReason stop = StopReason::kMaxTokens;
+  int32_t prompt_tokens = 0;
+  double prompt_seconds = 0;    ///< forward passes over the prompt
+  double generate_seconds = 0;  ///< everything after the prompt (forward, mask, sampling)
+  double sampling_seconds = 0;  ///< sampling chain alone, grammar mask included
+};
+
+/// Generates a completion of `options.prompt`. Under a grammar, the completion's bytes
+/// are exactly the bytes of the generated tokens, and the grammar accepts them as a
+/// prefix (as a whole when stop == kEndOfGeneration). Without a grammar, the tokenizer's
+/// decoding convention applies (the space SentencePiece puts before the first word after
+/// BOS is dropped). `on_text` receives each piece as soon as it is sampled.
+/// Throws std::invalid_argument when the prompt does not fit in the context.
+GenerateResult generate(const LoadedModel& model, const GenerateOptions& options,
+                        const std::function<void(std::string_view)>& on_text = {});
+
+}  // namespace lockstep

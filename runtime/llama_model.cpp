@@ -1,0 +1,171 @@
+// runtime/llama_model.cpp — the llama forward pass (float32, single thread).
+//
+// Mirrors llama2.c's run.c operation for operation (float accumulation order included),
+// so greedy decoding reproduces its published outputs exactly.
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "runtime/model.h"
+
+namespace lockstep {
+
+LlamaModel::LlamaModel(LlamaConfig config, std::vector<LlamaLayerWeights> layers,
+                       const float* embedding, const float* rms_final, const float* classifier,
+                       std::shared_ptr<const void> storage)
+    : config_(config),
+      layers_(std::move(layers)),
+      embedding_(embedding),
+      rms_final_(rms_final),
+      classifier_(classifier),
+      storage_(std::move(storage)) {}
+
+size_t LlamaModel::parameter_count() const {
+  const auto& c = config_;
+  const size_t d = c.dim, h = c.hidden_dim, kv = c.kv_dim(), v = c.vocab_size;
+  size_t n = v * d + d;
+  n += c.n_layers * (2 * d + d * d * 2 + kv * d * 2 + 3 * h * d);
+  if (classifier_ != embedding_) n += v * d;
+  return n;
+}
+
+namespace {
+
+void rmsnorm(float* o, const float* x, const float* w, int n, float eps) {
+  float ss = 0.0f;
+  for (int j = 0; j < n; j++) ss += x[j] * x[j];
+  ss /= static_cast<float>(n);
+  ss += eps;
+  ss = 1.0f / std::sqrt(ss);
+  for (int j = 0; j < n; j++) o[j] = w[j] * (ss * x[j]);
+}
+
+void softmax(float* x, int n) {
+  float max = x[0];
+  for (int i = 1; i < n; i++) max = x[i] > max ? x[i] : max;
+  float sum = 0.0f;
+  for (int i = 0; i < n; i++) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  for (int i = 0; i < n; i++) x[i] /= sum;
+}
+
+// xout (d) = W (d, n) · x (n)
+void matmul(float* xout, const float* x, const float* w, int n, int d) {
+  for (int i = 0; i < d; i++) {
+    const float* row = w + static_cast<size_t>(i) * n;
+    float val = 0.0f;
+    for (int j = 0; j < n; j++) val += row[j] * x[j];
+    xout[i] = val;
+  }
+}
+
+}  // namespace
+
+InferenceState::InferenceState(std::shared_ptr<const LlamaModel> model) : model_(std::move(model)) {
+  const auto& c = model_->config();
+  x_.resize(c.dim);
+  xb_.resize(c.dim);
+  xb2_.resize(c.dim);
+  hb_.resize(c.hidden_dim);
+  hb2_.resize(c.hidden_dim);
+  q_.resize(c.dim);
+  att_.resize(static_cast<size_t>(c.n_heads) * c.seq_len);
+  logits_.resize(c.vocab_size);
+  const size_t cache = static_cast<size_t>(c.n_layers) * c.seq_len * c.kv_dim();
+  key_cache_.resize(cache);
+  value_cache_.resize(cache);
+}
+
+std::span<const float> InferenceState::forward(int32_t token, int32_t pos) {
+  const LlamaModel& m = *model_;
+  const LlamaConfig& c = m.config();
+  if (token < 0 || token >= c.vocab_size) {
+    throw std::out_of_range(fmt::format("token id {} is outside the model's vocabulary ({})",
+                                        token, c.vocab_size));
+  }
+  if (pos < 0 || pos >= c.seq_len) {
+    throw std::out_of_range(fmt::format("position {} is outside the context ({} tokens)", pos,
+                                        c.seq_len));
+  }
+  const int dim = c.dim, hidden = c.hidden_dim, head_size = c.head_size(), kv_dim = c.kv_dim();
+  const int kv_mul = c.n_heads / c.n_kv_heads;
+  float* x = x_.data();
+  const float* row = m.embedding() + static_cast<size_t>(token) * dim;
+  std::copy(row, row + dim, x);
+
+  for (int l = 0; l < c.n_layers; l++) {
+    const LlamaLayerWeights& w = m.layer(l);
+    rmsnorm(xb_.data(), x, w.rms_att, dim, c.rms_eps);
+
+    const size_t loff = static_cast<size_t>(l) * c.seq_len * kv_dim;
+    float* k = key_cache_.data() + loff + static_cast<size_t>(pos) * kv_dim;
+    float* v = value_cache_.data() + loff + static_cast<size_t>(pos) * kv_dim;
+    matmul(q_.data(), xb_.data(), w.wq, dim, dim);
+    matmul(k, xb_.data(), w.wk, dim, kv_dim);
+    matmul(v, xb_.data(), w.wv, dim, kv_dim);
+
+    // RoPE: rotate each (even, odd) pair of q and k by pos · θ^(-head_dim / head_size).
+    for (int i = 0; i < dim; i += 2) {
+      const int head_dim = i % head_size;
+      const float freq = 1.0f / std::pow(c.rope_theta, static_cast<float>(head_dim) /
+                                                           static_cast<float>(head_size));
+      const float val = static_cast<float>(pos) * freq;
+      const float fcr = std::cos(val);
+      const float fci = std::sin(val);
+      const int rotn = i < kv_dim ? 2 : 1;
+      for (int r = 0; r < rotn; r++) {
+        float* vec = r == 0 ? q_.data() : k;
+        const float v0 = vec[i];
+        const float v1 = vec[i + 1];
+        vec[i] = v0 * fcr - v1 * fci;
+        vec[i + 1] = v0 * fci + v1 * fcr;
+      }
+    }
+
+    // Grouped-query attention over positions 0..pos.
+    for (int h = 0; h < c.n_heads; h++) {
+      const float* qh = q_.data() + h * head_size;
+      float* att = att_.data() + static_cast<size_t>(h) * c.seq_len;
+      for (int t = 0; t <= pos; t++) {
+        const float* kt =
+            key_cache_.data() + loff + static_cast<size_t>(t) * kv_dim + (h / kv_mul) * head_size;
+        float score = 0.0f;
+        for (int i = 0; i < head_size; i++) score += qh[i] * kt[i];
+        att[t] = score / std::sqrt(static_cast<float>(head_size));
+      }
+      softmax(att, pos + 1);
+      float* xbh = xb_.data() + h * head_size;
+      std::fill(xbh, xbh + head_size, 0.0f);
+      for (int t = 0; t <= pos; t++) {
+        const float* vt =
+            value_cache_.data() + loff + static_cast<size_t>(t) * kv_dim + (h / kv_mul) * head_size;
+        const float a = att[t];
+        for (int i = 0; i < head_size; i++) xbh[i] += a * vt[i];
+      }
+    }
+    matmul(xb2_.data(), xb_.data(), w.wo, dim, dim);
+    for (int i = 0; i < dim; i++) x[i] += xb2_[i];
+
+    // SwiGLU feed-forward: w2 · (silu(w1 · x) ⊙ (w3 · x)).
+    rmsnorm(xb_.data(), x, w.rms_ffn, dim, c.rms_eps);
+    matmul(hb_.data(), xb_.data(), w.w1, dim, hidden);
+    matmul(hb2_.data(), xb_.data(), w.w3, dim, hidden);
+    for (int i = 0; i < hidden; i++) {
+      float val = hb_[i];
+      val *= (1.0f / (1.0f + std::exp(-val)));
+      val *= hb2_[i];
+      hb_[i] = val;
+    }
+    matmul(xb_.data(), hb_.data(), w.w2, hidden, dim);
+    for (int i = 0; i < dim; i++) x[i] += xb_[i];
+  }
+
+  rmsnorm(x, x, m.rms_final(), dim, c.rms_eps);
+  matmul(logits_.data(), x, m.classifier(), dim, c.vocab_size);
+  return logits_;
+}
+
+}  // namespace lockstep

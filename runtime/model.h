@@ -1,0 +1,91 @@
+// runtime/model.h — a llama-architecture transformer and its forward pass.
+//
+// Architecture (Touvron et al. 2023, "LLaMA"; as in llama2.c's run.c): token embedding →
+// n_layers × [RMSNorm → grouped-query attention with rotary position embedding (Su et al.
+// 2021) and a KV cache → residual → RMSNorm → SwiGLU feed-forward (Shazeer 2020) →
+// residual] → final RMSNorm → classifier → logits: float[vocab_size].
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace lockstep {
+
+struct LlamaConfig {
+  int32_t dim = 0;         ///< embedding width
+  int32_t hidden_dim = 0;  ///< feed-forward width
+  int32_t n_layers = 0;
+  int32_t n_heads = 0;     ///< query heads
+  int32_t n_kv_heads = 0;  ///< key/value heads (GQA: n_heads % n_kv_heads == 0)
+  int32_t vocab_size = 0;
+  int32_t seq_len = 0;     ///< context length, tokens
+  float rms_eps = 1e-5f;
+  float rope_theta = 10000.0f;
+  int32_t head_size() const { return dim / n_heads; }
+  int32_t kv_dim() const { return dim * n_kv_heads / n_heads; }
+};
+
+/// Read-only weights of one layer, row-major float32, shapes in (rows, cols).
+struct LlamaLayerWeights {
+  const float* rms_att;  ///< (dim)
+  const float* wq;       ///< (dim, dim)
+  const float* wk;       ///< (kv_dim, dim)
+  const float* wv;       ///< (kv_dim, dim)
+  const float* wo;       ///< (dim, dim)
+  const float* rms_ffn;  ///< (dim)
+  const float* w1;       ///< (hidden_dim, dim) gate
+  const float* w2;       ///< (dim, hidden_dim) down
+  const float* w3;       ///< (hidden_dim, dim) up
+};
+
+class LlamaModel {
+ public:
+  LlamaModel(LlamaConfig config, std::vector<LlamaLayerWeights> layers, const float* embedding,
+             const float* rms_final, const float* classifier, std::shared_ptr<const void> storage);
+
+  const LlamaConfig& config() const { return config_; }
+  /// Weight size in bytes (as float32).
+  size_t parameter_count() const;
+
+  const float* embedding() const { return embedding_; }    ///< (vocab_size, dim)
+  const float* rms_final() const { return rms_final_; }    ///< (dim)
+  const float* classifier() const { return classifier_; }  ///< (vocab_size, dim)
+  const LlamaLayerWeights& layer(int32_t l) const { return layers_[static_cast<size_t>(l)]; }
+
+ private:
+  LlamaConfig config_;
+  std::vector<LlamaLayerWeights> layers_;
+  const float* embedding_;
+  const float* rms_final_;
+  const float* classifier_;
+  std::shared_ptr<const void> storage_;  // keeps the mapped file or owned buffers alive
+};
+
+/// Loads a llama2.c checkpoint (legacy format: 7 × int32 header dim, hidden_dim,
+/// n_layers, n_heads, n_kv_heads, vocab_size (negative: unshared classifier), seq_len;
+/// then float32 weights, including the unused RoPE tables). The file is memory-mapped.
+/// Throws ModelFormatError (with byte offset) on a bad header or a size that does not
+/// match the header.
+std::shared_ptr<const LlamaModel> load_llama2c_model(const std::string& path);
+
+/// The mutable state of one sequence: KV cache and scratch buffers.
+class InferenceState {
+ public:
+  explicit InferenceState(std::shared_ptr<const LlamaModel> model);
+  /// Runs token `token` at position `pos` (0 <= pos < seq_len; positions before `pos`
+  /// must already be in the KV cache) and returns logits: float[vocab_size], valid until
+  /// the next call. Rolling back is calling forward() again at an earlier position.
+  /// Throws std::out_of_range for a bad token or position.
+  std::span<const float> forward(int32_t token, int32_t pos);
+  const LlamaModel& model() const { return *model_; }
+
+ private:
+  std::shared_ptr<const LlamaModel> model_;
+  std::vector<float> x_, xb_, xb2_, hb_, hb2_, q_, att_, logits_;
+  std::vector<float> key_cache_, value_cache_;  // (n_layers, seq_len, kv_dim)
+};
+
+}  // namespace lockstep

@@ -1,0 +1,129 @@
+// The `lockstep` binary as a user runs it: outputs, exit codes, one-line errors.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "tests/test_data.h"
+
+namespace lockstep {
+namespace {
+
+struct CliResult {
+  int exit_code;
+  std::string out, err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') q += "'\\''"; else q += c;
+  }
+  return q + "'";
+}
+
+CliResult run_cli(const std::vector<std::string>& args) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string out = (dir / "lockstep_cli_out").string(), err = (dir / "lockstep_cli_err").string();
+  std::string cmd = quote(LOCKSTEP_CLI);
+  for (const auto& a : args) cmd += " " + quote(a);
+  cmd += " >" + quote(out) + " 2>" + quote(err) + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, test_data::read_file(out),
+          test_data::read_file(err)};
+}
+
+size_t lines(const std::string& s) {
+  size_t n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+TEST(Cli, GreedyGenerationPrintsLlama2cOutputExactly) {
+  const CliResult r = run_cli({"generate", "--temperature", "0", "--max-tokens", "200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, test_data::read_file(
+                       test_data::shared("models/stories260K/expected_greedy_200steps.txt")));
+  EXPECT_NE(r.err.find("200 tokens"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tokens/s"), std::string::npos) << r.err;
+}
+
+TEST(Cli, GrammarOutputDoesNotRepeatThePrompt) {
+  const CliResult r = run_cli({"generate", "--grammar",
+                               test_data::shared("grammars/llama.cpp/chess.gbnf").string(),
+                               "--seed", "1", "--prompt", "Once upon a time"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("1. ", 0), 0u) << r.out;
+}
+
+struct TempFile {
+  std::filesystem::path path;
+  TempFile(const std::string& name, const std::string& bytes)
+      : path(std::filesystem::temp_directory_path() / name) {
+    std::ofstream(path, std::ios::binary) << bytes;
+  }
+  ~TempFile() { std::filesystem::remove(path); }
+};
+
+void expect_one_line_error(const CliResult& r, const std::string& fragment) {
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_EQ(r.err.rfind("lockstep: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+}
+
+TEST(Cli, MalformedGrammarIsOneLineWithFileLineColumn) {
+  TempFile g("lockstep_bad.gbnf", "root ::= \"a\" item\nitem ::= [a-z\n");
+  expect_one_line_error(run_cli({"generate", "--grammar", g.path.string()}),
+                        g.path.string() + ":2:14: unterminated character class");
+  TempFile u("lockstep_undef.gbnf", "root ::= \"a\" missing\n");
+  expect_one_line_error(run_cli({"generate", "--grammar", u.path.string()}),
+                        u.path.string() + ":1:14: undefined rule 'missing'");
+  expect_one_line_error(run_cli({"generate", "--grammar", "/nonexistent.gbnf"}),
+                        "/nonexistent.gbnf: cannot open");
+}
+
+TEST(Cli, BadModelFilesAreOneLineWithTheByteOffset) {
+  const std::string model = test_data::read_file(test_data::shared("models/stories260K/stories260K.bin"));
+  const auto dir = std::filesystem::temp_directory_path() / "lockstep_cli_model";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(test_data::shared("models/stories260K/tok512.bin"), dir / "tok512.bin",
+                             std::filesystem::copy_options::overwrite_existing);
+  {
+    std::ofstream(dir / "stories260K.bin", std::ios::binary) << model.substr(0, 1000);
+    expect_one_line_error(run_cli({"generate", "--model", dir.string()}),
+                          "stories260K.bin: byte offset 1000: file is 1000 bytes");
+  }
+  {
+    std::ofstream(dir / "stories260K.bin", std::ios::binary) << model << "extra";
+    expect_one_line_error(run_cli({"generate", "--model", dir.string()}), "implies 1056540 bytes");
+  }
+  {
+    std::ofstream(dir / "stories260K.bin", std::ios::binary) << model;
+    std::filesystem::remove(dir / "tok512.bin");
+    expect_one_line_error(run_cli({"generate", "--model", dir.string()}),
+                          "no tokenizer beside the model");
+    expect_one_line_error(
+        run_cli({"generate", "--model", dir.string(), "--tokenizer", "/nonexistent/tok.bin"}),
+        "/nonexistent/tok.bin: no such tokenizer file");
+  }
+  {
+    const std::string tok = test_data::read_file(test_data::shared("models/stories260K/tok512.bin"));
+    std::ofstream(dir / "tok512.bin", std::ios::binary) << tok.substr(0, 2000);
+    expect_one_line_error(run_cli({"generate", "--model", dir.string()}), "tok512.bin: byte offset");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, BadOptionsAreRejected) {
+  EXPECT_NE(run_cli({"generate", "--top-p", "0"}).exit_code, 0);
+  EXPECT_NE(run_cli({"generate", "--max-tokens", "many"}).exit_code, 0);
+  expect_one_line_error(run_cli({"generate", "--logit-bias", "99999=1"}), "outside the vocabulary");
+}
+
+}  // namespace
+}  // namespace lockstep
