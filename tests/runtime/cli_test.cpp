@@ -1,5 +1,6 @@
 // The `lockstep` binary as a user runs it: outputs, exit codes, one-line errors.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -26,14 +27,20 @@ std::string quote(const std::string& s) {
 }
 
 CliResult run_cli(const std::vector<std::string>& args) {
+  // ctest runs tests in parallel processes: the file names carry the process id.
   const auto dir = std::filesystem::temp_directory_path();
-  const std::string out = (dir / "lockstep_cli_out").string(), err = (dir / "lockstep_cli_err").string();
+  const std::string pid = std::to_string(::getpid());
+  const std::string out = (dir / ("lockstep_cli_out." + pid)).string();
+  const std::string err = (dir / ("lockstep_cli_err." + pid)).string();
   std::string cmd = quote(LOCKSTEP_CLI);
   for (const auto& a : args) cmd += " " + quote(a);
   cmd += " >" + quote(out) + " 2>" + quote(err) + " </dev/null";
   const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, test_data::read_file(out),
-          test_data::read_file(err)};
+  CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, test_data::read_file(out),
+              test_data::read_file(err)};
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
 }
 
 size_t lines(const std::string& s) {
