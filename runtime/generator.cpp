@@ -36,13 +36,16 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
                                             tok.size(), cfg.vocab_size));
   }
   GenerateResult result;
-  std::vector<int32_t> prompt = tok.encode(options.prompt, /*add_bos=*/true);
+  std::vector<int32_t> prompt = tok.encode(options.prompt, tok.adds_bos());
   if (prompt.empty()) {
-    throw std::invalid_argument("the tokenizer has no BOS token and the prompt is empty");
+    throw std::invalid_argument("the prompt is empty and this tokenizer starts sequences without "
+                                "a BOS token: give a prompt");
   }
-  if (prompt.size() >= static_cast<size_t>(cfg.seq_len)) {
-    throw std::invalid_argument(fmt::format("the prompt is {} tokens; the model's context holds {}",
-                                            prompt.size(), cfg.seq_len));
+  InferenceState state(loaded.model, options.context_length);
+  const int32_t n_ctx = state.context_length();
+  if (prompt.size() >= static_cast<size_t>(n_ctx)) {
+    throw std::invalid_argument(fmt::format("the prompt is {} tokens; the context holds {}",
+                                            prompt.size(), n_ctx));
   }
   result.prompt_tokens = static_cast<int32_t>(prompt.size());
 
@@ -52,7 +55,6 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
   }
   SamplerChain chain = make_sampler_chain(options.sampling, matcher.get());
 
-  InferenceState state(loaded.model);
   auto t0 = Clock::now();
   std::span<const float> logits;
   for (size_t i = 0; i < prompt.size(); ++i) {
@@ -90,7 +92,7 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
     }
     result.text += piece;
     if (on_text && !piece.empty()) on_text(piece);
-    if (pos >= cfg.seq_len) {
+    if (pos >= n_ctx) {
       result.stop = StopReason::kContextFull;
       break;
     }

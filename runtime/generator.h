@@ -40,7 +40,7 @@ LoadedModel load_model(const std::string& model_path, const std::string& tokeniz
 enum class StopReason {
   kEndOfGeneration,  ///< the model chose an end-of-generation token
   kMaxTokens,        ///< max_tokens were generated
-  kContextFull,      ///< the model's context (seq_len) is full
+  kContextFull,      ///< the context (KV cache) is full
   kGrammarDeadEnd,   ///< the grammar allowed no token (cannot happen with a valid grammar)
 };
 const char* to_string(StopReason r);
@@ -50,6 +50,7 @@ struct GenerateOptions {
   int32_t max_tokens = 256;  ///< tokens to generate; < 0: until end of generation / context
   SamplerParams sampling;
   std::shared_ptr<const CompiledGrammar> grammar;  ///< null: unconstrained
+  int32_t context_length = 0;  ///< KV-cache tokens (<= 0: the model's, capped at 4096)
 };
 
 struct GenerateResult {

@@ -13,18 +13,18 @@
 namespace lockstep {
 
 std::string Tokenizer::decode(std::span<const int32_t> ids) const {
+  // SentencePiece drops the dummy-prefix space of the first piece of a sequence (the first
+  // text token, right after BOS or at the start).
   std::string out;
-  int32_t prev = -1;
+  bool first = true;
   for (int32_t id : ids) {
-    if (id < 0 || static_cast<size_t>(id) >= size()) continue;
-    if (!vocab_->is_control(id)) {
-      std::string_view piece = token_bytes(id);
-      if (prev == bos_ && strips_space_after_bos() && !piece.empty() && piece[0] == ' ') {
-        piece.remove_prefix(1);
-      }
-      out += piece;
+    if (id < 0 || static_cast<size_t>(id) >= size() || vocab_->is_control(id)) continue;
+    std::string_view piece = token_bytes(id);
+    if (first && strips_space_after_bos() && !piece.empty() && piece[0] == ' ') {
+      piece.remove_prefix(1);
     }
-    prev = id;
+    first = false;
+    out += piece;
   }
   return out;
 }
@@ -129,6 +129,11 @@ class Llama2cTokenizer : public Tokenizer {
 }  // namespace
 
 std::unique_ptr<Tokenizer> load_llama2c_tokenizer(const std::string& path, int32_t vocab_size) {
+  Llama2cVocab v = read_llama2c_vocab(path, vocab_size);
+  return std::make_unique<Llama2cTokenizer>(std::move(v.pieces), std::move(v.scores));
+}
+
+Llama2cVocab read_llama2c_vocab(const std::string& path, int32_t vocab_size) {
   MappedFile file(path);
   const uint8_t* p = file.data();
   const size_t n = file.size();
@@ -172,7 +177,7 @@ std::unique_ptr<Tokenizer> load_llama2c_tokenizer(const std::string& path, int32
     off += static_cast<size_t>(len);
   }
   if (pieces.size() < 3) throw TokenizerError(path, off, "fewer than 3 tokens");
-  return std::make_unique<Llama2cTokenizer>(std::move(pieces), std::move(scores));
+  return {std::move(pieces), std::move(scores)};
 }
 
 }  // namespace lockstep

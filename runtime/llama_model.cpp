@@ -2,6 +2,7 @@
 //
 // Mirrors llama2.c's run.c operation for operation (float accumulation order included),
 // so greedy decoding reproduces its published outputs exactly.
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -64,17 +65,19 @@ void matmul(float* xout, const float* x, const float* w, int n, int d) {
 
 }  // namespace
 
-InferenceState::InferenceState(std::shared_ptr<const LlamaModel> model) : model_(std::move(model)) {
+InferenceState::InferenceState(std::shared_ptr<const LlamaModel> model, int32_t n_ctx)
+    : model_(std::move(model)) {
   const auto& c = model_->config();
+  n_ctx_ = n_ctx > 0 ? std::min(n_ctx, c.seq_len) : std::min(c.seq_len, kDefaultMaxContext);
   x_.resize(c.dim);
   xb_.resize(c.dim);
   xb2_.resize(c.dim);
   hb_.resize(c.hidden_dim);
   hb2_.resize(c.hidden_dim);
   q_.resize(c.dim);
-  att_.resize(static_cast<size_t>(c.n_heads) * c.seq_len);
+  att_.resize(static_cast<size_t>(c.n_heads) * n_ctx_);
   logits_.resize(c.vocab_size);
-  const size_t cache = static_cast<size_t>(c.n_layers) * c.seq_len * c.kv_dim();
+  const size_t cache = static_cast<size_t>(c.n_layers) * n_ctx_ * c.kv_dim();
   key_cache_.resize(cache);
   value_cache_.resize(cache);
 }
@@ -86,9 +89,9 @@ std::span<const float> InferenceState::forward(int32_t token, int32_t pos) {
     throw std::out_of_range(fmt::format("token id {} is outside the model's vocabulary ({})",
                                         token, c.vocab_size));
   }
-  if (pos < 0 || pos >= c.seq_len) {
+  if (pos < 0 || pos >= n_ctx_) {
     throw std::out_of_range(fmt::format("position {} is outside the context ({} tokens)", pos,
-                                        c.seq_len));
+                                        n_ctx_));
   }
   const int dim = c.dim, hidden = c.hidden_dim, head_size = c.head_size(), kv_dim = c.kv_dim();
   const int kv_mul = c.n_heads / c.n_kv_heads;
@@ -100,7 +103,7 @@ std::span<const float> InferenceState::forward(int32_t token, int32_t pos) {
     const LlamaLayerWeights& w = m.layer(l);
     rmsnorm(xb_.data(), x, w.rms_att, dim, c.rms_eps);
 
-    const size_t loff = static_cast<size_t>(l) * c.seq_len * kv_dim;
+    const size_t loff = static_cast<size_t>(l) * n_ctx_ * kv_dim;
     float* k = key_cache_.data() + loff + static_cast<size_t>(pos) * kv_dim;
     float* v = value_cache_.data() + loff + static_cast<size_t>(pos) * kv_dim;
     matmul(q_.data(), xb_.data(), w.wq, dim, dim);
@@ -128,7 +131,7 @@ std::span<const float> InferenceState::forward(int32_t token, int32_t pos) {
     // Grouped-query attention over positions 0..pos.
     for (int h = 0; h < c.n_heads; h++) {
       const float* qh = q_.data() + h * head_size;
-      float* att = att_.data() + static_cast<size_t>(h) * c.seq_len;
+      float* att = att_.data() + static_cast<size_t>(h) * n_ctx_;
       for (int t = 0; t <= pos; t++) {
         const float* kt =
             key_cache_.data() + loff + static_cast<size_t>(t) * kv_dim + (h / kv_mul) * head_size;

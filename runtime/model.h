@@ -71,11 +71,34 @@ class LlamaModel {
 /// match the header.
 std::shared_ptr<const LlamaModel> load_llama2c_model(const std::string& path);
 
+class GgufFile;
+
+/// Loads a GGUF model of architecture `llama` (metadata llama.*: context_length,
+/// embedding_length, block_count, feed_forward_length, attention.head_count(_kv),
+/// attention.layer_norm_rms_epsilon, rope.freq_base; tensors token_embd, blk.N.attn_norm /
+/// attn_q / attn_k / attn_v / attn_output / ffn_norm / ffn_gate / ffn_down / ffn_up,
+/// output_norm, output (optional: tied to token_embd)). F32 tensors are used in place
+/// (memory-mapped); F16, BF16 and Q8_0 are dequantized to float32 on load.
+/// Throws ModelFormatError naming the key or tensor (and its offset).
+std::shared_ptr<const LlamaModel> load_gguf_model(std::shared_ptr<const GgufFile> file);
+
+/// Writes a llama2.c checkpoint and its tokenizer.bin as a GGUF llama model with an SPM
+/// vocabulary (tokens with U+2581 for spaces, scores, token types), weights in F32 or,
+/// with q8_0, 2-D weights in Q8_0 (norms stay F32). Throws like the loaders.
+void convert_llama2c_to_gguf(const std::string& model_path, const std::string& tokenizer_path,
+                             const std::string& out_path, bool q8_0);
+
 /// The mutable state of one sequence: KV cache and scratch buffers.
 class InferenceState {
  public:
-  explicit InferenceState(std::shared_ptr<const LlamaModel> model);
-  /// Runs token `token` at position `pos` (0 <= pos < seq_len; positions before `pos`
+  /// Default KV-cache length when the caller does not choose one: the model's context,
+  /// capped so that long-context models do not allocate gigabytes by default.
+  static constexpr int32_t kDefaultMaxContext = 4096;
+  /// `n_ctx`: tokens the KV cache holds (<= 0: min(seq_len, kDefaultMaxContext); at most
+  /// seq_len).
+  explicit InferenceState(std::shared_ptr<const LlamaModel> model, int32_t n_ctx = 0);
+  int32_t context_length() const { return n_ctx_; }
+  /// Runs token `token` at position `pos` (0 <= pos < context_length(); positions before `pos`
   /// must already be in the KV cache) and returns logits: float[vocab_size], valid until
   /// the next call. Rolling back is calling forward() again at an earlier position.
   /// Throws std::out_of_range for a bad token or position.
@@ -84,8 +107,9 @@ class InferenceState {
 
  private:
   std::shared_ptr<const LlamaModel> model_;
+  int32_t n_ctx_;
   std::vector<float> x_, xb_, xb2_, hb_, hb2_, q_, att_, logits_;
-  std::vector<float> key_cache_, value_cache_;  // (n_layers, seq_len, kv_dim)
+  std::vector<float> key_cache_, value_cache_;  // (n_layers, n_ctx, kv_dim)
 };
 
 }  // namespace lockstep

@@ -1,11 +1,14 @@
 // runtime/model_files.cpp — finding the model and tokenizer files to load.
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <filesystem>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "runtime/generator.h"
+#include "runtime/gguf.h"
 
 namespace lockstep {
 
@@ -34,14 +37,15 @@ std::string find_tokenizer_in(const fs::path& dir) {
   return "";
 }
 
-// The model file in a directory: stories260K.bin, or the only *.bin that is not a tokenizer.
+// The model file in a directory: stories260K.bin, or the only *.gguf / *.bin that is not a
+// tokenizer.
 std::string find_model_in(const fs::path& dir) {
   if (fs::is_regular_file(dir / kBundledModel)) return (dir / kBundledModel).string();
   std::vector<std::string> found;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (e.is_regular_file() && name.ends_with(".bin") && !is_tokenizer_name(name)) {
+    if (e.is_regular_file() && (name.ends_with(".gguf") || (name.ends_with(".bin") && !is_tokenizer_name(name)))) {
       found.push_back(e.path().string());
     }
   }
@@ -50,6 +54,13 @@ std::string find_model_in(const fs::path& dir) {
                                          dir.string(), found.size()));
   }
   return found.empty() ? "" : found[0];
+}
+
+bool is_gguf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  return in.gcount() == 4 && std::memcmp(magic, "GGUF", 4) == 0;
 }
 
 }  // namespace
@@ -104,12 +115,27 @@ LoadedModel load_model(const std::string& model_arg, const std::string& tokenize
   } else if (fs::is_directory(model_arg)) {
     model_path = find_model_in(model_arg);
     if (model_path.empty()) {
-      throw std::runtime_error(fmt::format("{}: no model file (*.bin) in this folder", model_arg));
+      throw std::runtime_error(fmt::format("{}: no model file (*.gguf, *.bin) in this folder", model_arg));
     }
   } else if (fs::is_regular_file(model_arg)) {
     model_path = model_arg;
   } else {
     throw std::runtime_error(fmt::format("{}: no such model file or folder", model_arg));
+  }
+
+  LoadedModel out;
+  out.model_path = model_path;
+  if (is_gguf(model_path)) {
+    auto file = std::make_shared<const GgufFile>(model_path);
+    out.model = load_gguf_model(file);
+    if (tokenizer_arg.empty()) {
+      out.tokenizer = load_gguf_tokenizer(*file);
+      out.tokenizer_path = model_path;
+    } else {
+      out.tokenizer = load_tokenizer(tokenizer_arg);
+      out.tokenizer_path = tokenizer_arg;
+    }
+    return out;
   }
 
   std::string tokenizer_path = tokenizer_arg;
@@ -127,11 +153,13 @@ LoadedModel load_model(const std::string& model_arg, const std::string& tokenize
     throw std::runtime_error(fmt::format("{}: no such tokenizer file", tokenizer_path));
   }
 
-  LoadedModel out;
-  out.model_path = model_path;
   out.tokenizer_path = tokenizer_path;
   out.model = load_llama2c_model(model_path);
-  out.tokenizer = load_llama2c_tokenizer(tokenizer_path, out.model->config().vocab_size);
+  if (tokenizer_path.ends_with(".bin") && !is_gguf(tokenizer_path)) {
+    out.tokenizer = load_llama2c_tokenizer(tokenizer_path, out.model->config().vocab_size);
+  } else {
+    out.tokenizer = load_tokenizer(tokenizer_path);
+  }
   return out;
 }
 

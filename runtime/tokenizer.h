@@ -31,6 +31,8 @@ class Tokenizer {
   /// True when the piece right after BOS loses its leading space in decode() (llama2.c /
   /// SentencePiece dummy-prefix convention).
   virtual bool strips_space_after_bos() const { return false; }
+  /// True when prompts start with BOS (the tokenizer has one and its format asks for it).
+  virtual bool adds_bos() const { return bos_ >= 0; }
 
   size_t size() const { return vocab_->size(); }
   int32_t bos_id() const { return bos_; }
@@ -52,5 +54,38 @@ class Tokenizer {
 /// `vocab_size` (from the model header) bounds the token count; -1 reads to end of file.
 /// Throws TokenizerError with the byte offset on truncated or inconsistent files.
 std::unique_ptr<Tokenizer> load_llama2c_tokenizer(const std::string& path, int32_t vocab_size = -1);
+
+/// The raw contents of a llama2.c tokenizer.bin: pieces (spaces as ' ', bytes as "<0xNN>")
+/// and their merge scores. Throws like load_llama2c_tokenizer.
+struct Llama2cVocab {
+  std::vector<std::string> pieces;
+  std::vector<float> scores;
+};
+Llama2cVocab read_llama2c_vocab(const std::string& path, int32_t vocab_size = -1);
+
+/// Loads a Hugging Face `tokenizer.json` with a BPE model: merges (as "a b" strings or
+/// pairs), `ignore_merges`, `byte_fallback`, `unk_token`; normalizers NFC and
+/// SentencePiece's Prepend/Replace; pre-tokenizers Split (Regex, Isolated), ByteLevel,
+/// Metaspace and Sequence; added tokens (special ones are control tokens, the others
+/// user-defined text matched whole). BOS/EOS come from tokenizer_config.json beside the
+/// file when present, else from the post-processor template. Throws TokenizerError with
+/// the JSON pointer (or byte offset, for malformed JSON) on anything it cannot use.
+std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path);
+
+/// Loads GPT-2's `encoder.json` + `vocab.bpe` (byte-level BPE, GPT-2 pre-tokenizer).
+std::unique_ptr<Tokenizer> load_gpt2_tokenizer(const std::string& encoder_json,
+                                               const std::string& vocab_bpe);
+
+class GgufFile;
+/// Loads the vocabulary of a GGUF file: tokenizer.ggml.model `llama` (SentencePiece: tokens,
+/// scores, token types, byte fallback, space prefix) or `gpt2` (byte-level BPE: tokens,
+/// merges, token types, pre-tokenizer `tokenizer.ggml.pre` as llama.cpp defines it), with
+/// BOS/EOS/EOT ids. End of generation: EOS, EOT, EOM and the control tokens llama.cpp treats
+/// so ("<|eot_id|>", "<|im_end|>", …). Throws ModelFormatError naming the missing or bad key.
+std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& file);
+
+/// Any tokenizer file, by kind: GGUF (magic), encoder.json / vocab.bpe (GPT-2, the pair in
+/// one folder), *.json (tokenizer.json), else llama2.c tokenizer.bin.
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path);
 
 }  // namespace lockstep

@@ -8,6 +8,8 @@ namespace lockstep::cli {
 /// Each registers its subcommand on `app`; the callback runs it. Errors are thrown and
 /// reported by main() as one "lockstep: error: ..." line with exit code 1.
 void add_generate(CLI::App& app);
+void add_tokenize(CLI::App& app);
+void add_convert(CLI::App& app);
 
 
 }  // namespace lockstep::cli

@@ -20,6 +20,7 @@ namespace {
 struct GenerateArgs {
   std::string model, tokenizer, prompt, grammar_file;
   int32_t max_tokens = 256;
+  int32_t ctx_size = 0;
   SamplerParams sampling;
   std::vector<std::string> logit_bias;
   int64_t seed = -1;
@@ -38,6 +39,7 @@ void run_generate(const GenerateArgs& a) {
   GenerateOptions opt;
   opt.prompt = a.prompt;
   opt.max_tokens = a.max_tokens;
+  opt.context_length = a.ctx_size;
   opt.sampling = a.sampling;
   opt.sampling.seed = a.seed >= 0 ? static_cast<uint64_t>(a.seed) : std::random_device{}();
   for (const auto& b : a.logit_bias) {
@@ -86,6 +88,9 @@ void add_generate(CLI::App& app) {
   cmd->add_option("--prompt,-p", args->prompt, "Text to continue (not repeated in the output)");
   cmd->add_option("--grammar", args->grammar_file, "GBNF grammar file the output must match");
   cmd->add_option("--max-tokens,-n", args->max_tokens, "Tokens to generate (-1: until the end)")
+      ->capture_default_str();
+  cmd->add_option("--ctx-size,-c", args->ctx_size,
+                  "Context (KV cache) in tokens (0: the model's, at most 4096)")
       ->capture_default_str();
   auto& s = args->sampling;
   cmd->add_option("--temperature", s.temperature, "Temperature (0: greedy)")->capture_default_str();

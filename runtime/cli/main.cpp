@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   CLI::App app{"lockstep — grammar-constrained decoding"};
   app.require_subcommand(1);
   lockstep::cli::add_generate(app);
+  lockstep::cli::add_tokenize(app);
+  lockstep::cli::add_convert(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

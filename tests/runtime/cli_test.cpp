@@ -126,6 +126,40 @@ TEST(Cli, BadModelFilesAreOneLineWithTheByteOffset) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Cli, TokenizePrintsIdsOrIdAndBytes) {
+  const std::string llama3 = test_data::shared("vocab/llama3-hf/tokenizer.json").string();
+  CliResult r = run_cli({"tokenize", "--tokenizer", llama3, "--ids", "Hello world"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "9906 1917\n");
+  r = run_cli({"tokenize", "--tokenizer", llama3, "Hello world\n"});
+  EXPECT_EQ(r.out, "9906\tHello\n1917\t world\n198\t\\n\n");
+  r = run_cli({"tokenize", "--tokenizer", llama3, "--bos", "--ids", "Hi"});
+  EXPECT_EQ(r.out, "128000 13347\n");
+  r = run_cli({"tokenize", "--tokenizer", llama3, "--special", "--ids", "<|eot_id|>"});
+  EXPECT_EQ(r.out, "128009\n");
+  r = run_cli({"tokenize", "--tokenizer", llama3, "--ids", "<|eot_id|>"});
+  EXPECT_NE(r.out, "128009\n");  // without --special, the text is text
+  expect_one_line_error(run_cli({"tokenize", "--tokenizer", "/nonexistent.json", "x"}),
+                        "/nonexistent.json: no such tokenizer file");
+}
+
+TEST(Cli, ConvertThenGenerateFromGguf) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string out = (dir / ("lockstep_cli_" + std::to_string(::getpid()) + ".gguf")).string();
+  const auto m = test_data::shared("models/stories260K");
+  CliResult r = run_cli({"convert", "--model", (m / "stories260K.bin").string(), "--tokenizer",
+                         (m / "tok512.bin").string(), "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli({"generate", "--model", out, "--temperature", "0", "--max-tokens", "200"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, test_data::read_file(m / "expected_greedy_200steps.txt"));
+  // A truncated GGUF: one error line with the byte offset.
+  const std::string bytes = test_data::read_file(out);
+  std::ofstream(out, std::ios::binary | std::ios::trunc) << bytes.substr(0, 600000);
+  expect_one_line_error(run_cli({"generate", "--model", out}), "runs past the end of the file");
+  std::filesystem::remove(out);
+}
+
 TEST(Cli, BadOptionsAreRejected) {
   EXPECT_NE(run_cli({"generate", "--top-p", "0"}).exit_code, 0);
   EXPECT_NE(run_cli({"generate", "--max-tokens", "many"}).exit_code, 0);
