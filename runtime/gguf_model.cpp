@@ -121,7 +121,7 @@ std::shared_ptr<const LlamaModel> load_gguf_model(std::shared_ptr<const GgufFile
 namespace lockstep {
 
 void convert_llama2c_to_gguf(const std::string& model_path, const std::string& tokenizer_path,
-                             const std::string& out_path, bool q8_0) {
+                             const std::string& out_path, WeightType type) {
   const auto model = load_llama2c_model(model_path);
   const LlamaConfig& c = model->config();
   Llama2cVocab vocab = read_llama2c_vocab(tokenizer_path, c.vocab_size);
@@ -129,7 +129,8 @@ void convert_llama2c_to_gguf(const std::string& model_path, const std::string& t
   GgufWriter w;
   w.set_string("general.architecture", "llama");
   w.set_string("general.name", std::filesystem::path(model_path).stem().string());
-  w.set_u32("general.file_type", q8_0 ? 7 : 0);  // llama_ftype: ALL_F32 = 0, MOSTLY_Q8_0 = 7
+  // llama_ftype: ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q8_0 = 7
+  w.set_u32("general.file_type", type == WeightType::kQ8_0 ? 7 : type == WeightType::kF16 ? 1 : 0);
   w.set_u32("llama.context_length", static_cast<uint32_t>(c.seq_len));
   w.set_u32("llama.embedding_length", static_cast<uint32_t>(c.dim));
   w.set_u32("llama.block_count", static_cast<uint32_t>(c.n_layers));
@@ -178,8 +179,15 @@ void convert_llama2c_to_gguf(const std::string& model_path, const std::string& t
   auto add = [&](const std::string& name, const float* x, std::vector<uint64_t> dims) {
     uint64_t n = 1;
     for (auto k : dims) n *= k;
-    if (q8_0 && dims.size() == 2 && dims[0] % 32 == 0) {
+    if (type == WeightType::kQ8_0 && dims.size() == 2 && dims[0] % 32 == 0) {
       w.add_tensor(name, dims, GgmlType::kQ8_0, quantize_q8_0(x, n));
+    } else if (type == WeightType::kF16 && dims.size() == 2) {
+      std::vector<uint8_t> bytes(n * 2);
+      for (uint64_t i = 0; i < n; ++i) {
+        const uint16_t h = float_to_half(x[i]);
+        std::memcpy(&bytes[2 * i], &h, 2);
+      }
+      w.add_tensor(name, dims, GgmlType::kF16, std::move(bytes));
     } else {
       std::vector<uint8_t> bytes(n * 4);
       std::memcpy(bytes.data(), x, n * 4);

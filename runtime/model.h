@@ -82,11 +82,15 @@ class GgufFile;
 /// Throws ModelFormatError naming the key or tensor (and its offset).
 std::shared_ptr<const LlamaModel> load_gguf_model(std::shared_ptr<const GgufFile> file);
 
+/// Weight encodings `convert` writes.
+enum class WeightType { kF32, kF16, kQ8_0 };
+
 /// Writes a llama2.c checkpoint and its tokenizer.bin as a GGUF llama model with an SPM
-/// vocabulary (tokens with U+2581 for spaces, scores, token types), weights in F32 or,
-/// with q8_0, 2-D weights in Q8_0 (norms stay F32). Throws like the loaders.
+/// vocabulary (tokens with U+2581 for spaces, scores, token types). 2-D weights are written
+/// as `type` (Q8_0 needs rows of a multiple of 32 values, else F32); norms stay F32.
+/// Throws like the loaders.
 void convert_llama2c_to_gguf(const std::string& model_path, const std::string& tokenizer_path,
-                             const std::string& out_path, bool q8_0);
+                             const std::string& out_path, WeightType type = WeightType::kF32);
 
 /// The mutable state of one sequence: KV cache and scratch buffers.
 class InferenceState {

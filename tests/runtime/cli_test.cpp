@@ -141,6 +141,9 @@ TEST(Cli, TokenizePrintsIdsOrIdAndBytes) {
   EXPECT_NE(r.out, "128009\n");  // without --special, the text is text
   expect_one_line_error(run_cli({"tokenize", "--tokenizer", "/nonexistent.json", "x"}),
                         "/nonexistent.json: no such tokenizer file");
+  TempFile bad("lockstep_bad_tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": [1]}}");
+  expect_one_line_error(run_cli({"tokenize", "--tokenizer", bad.path.string(), "x"}),
+                        "at /model/vocab: the vocabulary has the wrong type (array)");
 }
 
 TEST(Cli, ConvertThenGenerateFromGguf) {

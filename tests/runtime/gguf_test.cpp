@@ -43,7 +43,7 @@ std::string error_of(Fn fn) {
 
 TEST(Gguf, ConvertedModelGeneratesTheSameGreedyTokens) {
   TempPath f32("stories_f32.gguf");
-  convert_llama2c_to_gguf(kModel, kTok, f32.str(), false);
+  convert_llama2c_to_gguf(kModel, kTok, f32.str());
   GenerateOptions opt;
   opt.max_tokens = 200;
   opt.sampling.temperature = 0;
@@ -63,7 +63,7 @@ TEST(Gguf, ConvertedModelGeneratesTheSameGreedyTokens) {
 
 TEST(Gguf, MetadataAndTensorsReadBack) {
   TempPath f32("stories_meta.gguf");
-  convert_llama2c_to_gguf(kModel, kTok, f32.str(), false);
+  convert_llama2c_to_gguf(kModel, kTok, f32.str());
   GgufFile f(f32.str());
   EXPECT_EQ(f.version(), 3u);
   EXPECT_EQ(f.get_string("general.architecture"), "llama");
@@ -80,7 +80,7 @@ TEST(Gguf, MetadataAndTensorsReadBack) {
 
 TEST(Gguf, Q8_0ModelIsWithinQuantizationErrorAndRuns) {
   TempPath q8("stories_q8.gguf");
-  convert_llama2c_to_gguf(kModel, kTok, q8.str(), true);
+  convert_llama2c_to_gguf(kModel, kTok, q8.str(), WeightType::kQ8_0);
   const auto ref = load_model(kModel).model;
   const LoadedModel m = load_model(q8.str());
   EXPECT_LT(fs::file_size(q8.path), fs::file_size(kModel) / 2);
@@ -100,6 +100,22 @@ TEST(Gguf, Q8_0ModelIsWithinQuantizationErrorAndRuns) {
   EXPECT_EQ(generate(m, opt).tokens.size(), 50u);
 }
 
+TEST(Gguf, F16ModelLoadsWithHalfPrecisionWeights) {
+  TempPath f16("stories_f16.gguf");
+  convert_llama2c_to_gguf(kModel, kTok, f16.str(), WeightType::kF16);
+  GgufFile f(f16.str());
+  EXPECT_EQ(f.find_tensor("blk.0.ffn_up.weight")->type, static_cast<uint32_t>(GgmlType::kF16));
+  const auto ref = load_model(kModel).model;
+  const LoadedModel m = load_model(f16.str());
+  const float* a = ref->layer(4).wo;
+  const float* b = m.model->layer(4).wo;
+  for (size_t i = 0; i < 64 * 64; ++i) ASSERT_NEAR(a[i], b[i], std::fabs(a[i]) / 1024 + 1e-7f);
+  GenerateOptions opt;
+  opt.max_tokens = 20;
+  opt.sampling.temperature = 0;
+  EXPECT_EQ(generate(m, opt).tokens.size(), 20u);
+}
+
 TEST(Gguf, HalfPrecisionConversions) {
   for (float x : {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 0.333251953125f}) {
     EXPECT_EQ(half_to_float(float_to_half(x)), x) << x;
@@ -111,7 +127,7 @@ TEST(Gguf, HalfPrecisionConversions) {
 
 TEST(Gguf, MalformedFilesAreClearErrorsWithTheOffset) {
   TempPath good("good.gguf");
-  convert_llama2c_to_gguf(kModel, kTok, good.str(), false);
+  convert_llama2c_to_gguf(kModel, kTok, good.str());
   const std::string bytes = test_data::read_file(good.path);
   TempPath bad("bad.gguf");
 
