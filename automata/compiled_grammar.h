@@ -6,6 +6,7 @@
 // and may be shared by any number of matchers on any threads.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -26,6 +27,8 @@ struct CompileLimits {
   uint32_t max_total_states = 1u << 22;
   /// Rules with at most this many DFA states are minimized (Moore's algorithm).
   uint32_t max_states_to_minimize = 4096;
+  /// Substitute non-recursive rules into their callers first (automata/inline.h).
+  bool inline_rules = true;
 };
 
 class CompiledGrammar {
@@ -59,6 +62,19 @@ class CompiledGrammar {
     return {rule_edges_.data() + rule_begin_[state], rule_begin_[state + 1] - rule_begin_[state]};
   }
 
+  /// True when the state has no rule edges and is not final: reading a byte from it is a
+  /// plain DFA step.
+  bool is_simple(uint32_t state) const { return state_simple_[state] != 0; }
+
+  /// 256-bit byte set.
+  using ByteSet = std::array<uint64_t, 4>;
+  /// Bytes that can come right after `rule` completes, in some context (FOLLOW set).
+  bool can_follow(uint32_t rule, uint8_t byte) const {
+    return (follow_[rule][byte >> 6] >> (byte & 63)) & 1;
+  }
+  /// True when the output may end right after `rule` completes.
+  bool can_end_after(uint32_t rule) const { return follow_end_[rule] != 0; }
+
   /// The source grammar (after validation), for printing and diagnostics.
   const Grammar& grammar() const { return grammar_; }
 
@@ -75,6 +91,9 @@ class CompiledGrammar {
   std::vector<ByteEdge> byte_edges_;
   std::vector<uint32_t> rule_begin_;  // num_states + 1
   std::vector<RuleEdge> rule_edges_;
+  std::vector<uint8_t> state_simple_;
+  std::vector<ByteSet> follow_;
+  std::vector<uint8_t> follow_end_;
 };
 
 }  // namespace lockstep

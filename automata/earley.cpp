@@ -26,8 +26,19 @@ void EarleyParser::reset() {
   items_.clear();
   set_begin_.assign(1, 0);
   set_accepting_.clear();
+  set_boundary_.clear();
   begin_set();
   add(grammar_->rule_start(grammar_->root_rule()), 0);
+  close_set();
+}
+
+void EarleyParser::reset_to_state(uint32_t state) {
+  items_.clear();
+  set_begin_.assign(1, 0);
+  set_accepting_.clear();
+  set_boundary_.clear();
+  begin_set();
+  add(state, kBoundary);
   close_set();
 }
 
@@ -65,6 +76,11 @@ void EarleyParser::add(uint32_t state, uint32_t origin) {
         "the grammar is too ambiguous to follow: more than {} parser items after {} bytes",
         limits_.max_items_per_set, set_begin_.size() - 1));
   }
+  if (items_.size() >= limits_.max_total_items) {
+    throw ParserLimitError(fmt::format("the parse holds more than {} items after {} bytes (output "
+                                       "too long or nested too deeply)",
+                                       limits_.max_total_items, set_begin_.size() - 1));
+  }
   stamps_[h] = stamp_;
   keys_[h] = key;
   items_.push_back({state, origin});
@@ -74,13 +90,16 @@ void EarleyParser::close_set() {
   const auto& g = *grammar_;
   const uint32_t here = static_cast<uint32_t>(set_begin_.size() - 1);
   bool accepting = false;
+  bool boundary = false;
   for (size_t i = set_begin_.back(); i < items_.size(); ++i) {
     const Item it = items_[i];
     if (g.is_final(it.state)) {
       const uint32_t rule = g.rule_of(it.state);
       if (rule == g.root_rule() && it.origin == 0) accepting = true;
       // Completion. Null completions (origin == here) were handled at prediction time.
-      if (it.origin != here) {
+      if (it.origin == kBoundary) {
+        boundary = true;
+      } else if (it.origin != here) {
         const uint32_t end = set_begin_[it.origin + 1];
         for (uint32_t j = set_begin_[it.origin]; j < end; ++j) {
           const Item waiting = items_[j];
@@ -97,6 +116,7 @@ void EarleyParser::close_set() {
   }
   set_begin_.push_back(static_cast<uint32_t>(items_.size()));
   set_accepting_.push_back(accepting ? 1 : 0);
+  set_boundary_.push_back(boundary ? 1 : 0);
 }
 
 void EarleyParser::abandon_set() { items_.resize(set_begin_.back()); }
@@ -105,6 +125,27 @@ bool EarleyParser::advance(uint8_t byte) {
   const auto& g = *grammar_;
   const uint32_t begin = set_begin_[set_begin_.size() - 2];
   const uint32_t end = set_begin_.back();
+  if (end - begin == 1 && g.is_simple(items_[begin].state)) {
+    // Fast path: one item in a plain DFA state — a table step, no prediction or completion
+    // unless the target needs them.
+    const Item it = items_[begin];
+    uint32_t target = UINT32_MAX;
+    for (const auto& e : g.byte_edges(it.state)) {
+      if (byte < e.lo) break;
+      if (byte <= e.hi) {
+        target = e.target;
+        break;
+      }
+    }
+    if (target == UINT32_MAX) return false;
+    if (g.is_simple(target)) {
+      items_.push_back({target, it.origin});
+      set_begin_.push_back(static_cast<uint32_t>(items_.size()));
+      set_accepting_.push_back(0);
+      set_boundary_.push_back(0);
+      return true;
+    }
+  }
   begin_set();
   try {
     for (uint32_t i = begin; i < end; ++i) {
@@ -145,7 +186,55 @@ void EarleyParser::rollback(size_t n) {
   if (n > num_bytes()) throw std::out_of_range("EarleyParser::rollback past the start");
   set_begin_.resize(set_begin_.size() - n);
   set_accepting_.resize(set_accepting_.size() - n);
+  set_boundary_.resize(set_boundary_.size() - n);
   items_.resize(set_begin_.back());
+}
+
+void EarleyParser::probe_after_completion(uint32_t rule, uint32_t origin,
+                                          std::span<const std::string> suffixes,
+                                          std::span<const uint32_t> common,
+                                          std::vector<char>& accepted) {
+  accepted.assign(suffixes.size(), 0);
+  const auto& g = *grammar_;
+  // The set right after the completion: items at `origin` waiting on `rule`, advanced.
+  begin_set();
+  try {
+    const uint32_t end = set_begin_[origin + 1];
+    for (uint32_t j = set_begin_[origin]; j < end; ++j) {
+      const Item waiting = items_[j];
+      for (const auto& e : g.rule_edges(waiting.state)) {
+        if (e.rule == rule) add(e.target, waiting.origin);
+      }
+    }
+    if (items_.size() == set_begin_.back()) return;  // nothing waits: every suffix fails
+    close_set();
+  } catch (...) {
+    abandon_set();
+    throw;
+  }
+  // Walk the sorted suffixes as a trie, like the token mask walk.
+  size_t consumed = 0, dead = 0;
+  try {
+    for (size_t i = 0; i < suffixes.size(); ++i) {
+      const std::string& s = suffixes[i];
+      const size_t lcp = common[i];
+      if (dead != 0 && lcp >= dead) continue;
+      dead = 0;
+      const size_t keep = std::min(consumed, lcp);
+      rollback(consumed - keep);
+      consumed = keep;
+      while (consumed < s.size() && advance(static_cast<uint8_t>(s[consumed]))) ++consumed;
+      if (consumed == s.size()) {
+        accepted[i] = 1;
+      } else {
+        dead = consumed + 1;
+      }
+    }
+  } catch (...) {
+    rollback(consumed + 1);
+    throw;
+  }
+  rollback(consumed + 1);  // the suffix bytes and the completion set
 }
 
 bool EarleyParser::can_advance() const {

@@ -10,7 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -27,6 +29,9 @@ class ParserLimitError : public std::runtime_error {
 struct ParserLimits {
   /// Items one Earley set may hold; more means the grammar is too ambiguous to follow.
   uint32_t max_items_per_set = 1u << 17;
+  /// Items all sets together may hold (8 bytes each): bounds memory however long or deeply
+  /// nested the output gets (the Earley counterpart of a stack-depth limit).
+  uint32_t max_total_items = 1u << 25;
 };
 
 class EarleyParser {
@@ -38,8 +43,17 @@ class EarleyParser {
 
   explicit EarleyParser(const CompiledGrammar& grammar, ParserLimits limits = {});
 
+  /// Origin of the seed item in boundary mode (reset_to_state).
+  static constexpr uint32_t kBoundary = UINT32_MAX;
+
   /// Back to the start (no bytes consumed).
   void reset();
+  /// Boundary mode: start from one item in `state` whose rule instance has no parent; when
+  /// it completes, the set is marked (boundary_at) instead of completing into a parent.
+  /// Used to classify tokens for one automaton state independently of the context.
+  void reset_to_state(uint32_t state);
+  /// True when, after `depth` bytes, the seed's rule instance can complete (boundary mode).
+  bool boundary_at(size_t depth) const { return set_boundary_[depth] != 0; }
   /// Consumes one byte. Returns false, leaving the parser unchanged, when the byte cannot
   /// continue any parse. Throws ParserLimitError (parser unchanged) past a limit.
   bool advance(uint8_t byte);
@@ -53,6 +67,18 @@ class EarleyParser {
   /// True when some byte can still be consumed.
   bool can_advance() const;
 
+  /// Completion probes for the mask engine: as if `rule`, started at byte position
+  /// `origin`, completed right after the bytes consumed so far, which of `suffixes` (sorted,
+  /// `common[i]` = common prefix with suffix i-1) could follow? Sets accepted[i]. The parser
+  /// is left unchanged.
+  void probe_after_completion(uint32_t rule, uint32_t origin,
+                              std::span<const std::string> suffixes,
+                              std::span<const uint32_t> common, std::vector<char>& accepted);
+
+  /// The items of set `k` (0 <= k <= num_bytes()).
+  std::span<const Item> items_at(size_t k) const {
+    return {items_.data() + set_begin_[k], set_begin_[k + 1] - set_begin_[k]};
+  }
   /// The items of the current (last) set.
   std::span<const Item> current_items() const {
     return {items_.data() + set_begin_[set_begin_.size() - 2],
@@ -73,6 +99,7 @@ class EarleyParser {
   // while it is built and closed by pushing its end.
   std::vector<uint32_t> set_begin_;
   std::vector<uint8_t> set_accepting_;
+  std::vector<uint8_t> set_boundary_;
   // Open-addressing dedupe table for the set under construction.
   std::vector<uint64_t> keys_;
   std::vector<uint32_t> stamps_;

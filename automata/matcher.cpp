@@ -2,32 +2,45 @@
 #include "automata/matcher.h"
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
 namespace lockstep {
 
+namespace {
+// Configuration-cache budget per matcher; past it the cache starts over.
+constexpr size_t kMaxMaskCacheBytes = 32u << 20;
+constexpr size_t kMaxContexts = 1u << 20;
+// Contexts deeper than this are not described (no configuration caching for them).
+constexpr int kMaxContextDepth = 64;
+}  // namespace
+
+GrammarMatcher::GrammarMatcher(std::shared_ptr<TokenMaskCache> cache)
+    : cache_(std::move(cache)), parser_(cache_->grammar(), cache_->limits()) {}
+
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar,
                                std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits)
-    : grammar_(std::move(grammar)),
-      vocabulary_(std::move(vocabulary)),
-      parser_(*grammar_, limits) {}
+    : GrammarMatcher(std::make_shared<TokenMaskCache>(std::move(grammar), std::move(vocabulary),
+                                                      limits)) {}
 
 bool GrammarMatcher::accept_token(int32_t id) {
-  if (id < 0 || static_cast<size_t>(id) >= vocabulary_->size()) {
+  const Vocabulary& vocab = vocabulary();
+  if (id < 0 || static_cast<size_t>(id) >= vocab.size()) {
     throw std::out_of_range(fmt::format("token id {} is outside the vocabulary (size {})", id,
-                                        vocabulary_->size()));
+                                        vocab.size()));
   }
   if (terminated_) return false;
-  if (vocabulary_->is_eog(id)) {
+  if (vocab.is_eog(id)) {
     if (!parser_.accepting()) return false;
     terminated_ = true;
     history_.push_back(kEogStep);
     return true;
   }
-  if (vocabulary_->is_control(id)) return false;
-  return accept_bytes(vocabulary_->token_bytes(id));
+  if (vocab.is_control(id)) return false;
+  return accept_bytes(vocab.token_bytes(id));
 }
 
 bool GrammarMatcher::accept_bytes(std::string_view bytes) {
@@ -53,58 +66,192 @@ void GrammarMatcher::rollback(size_t n_steps) {
     }
   }
   parser_.rollback(bytes);
+  if (context_memo_.size() > parser_.num_bytes() + 1) context_memo_.resize(parser_.num_bytes() + 1);
+}
+
+GrammarMatcher GrammarMatcher::fork() const {
+  GrammarMatcher copy(cache_);
+  copy.parser_ = parser_;
+  copy.history_ = history_;
+  copy.terminated_ = terminated_;
+  return copy;
 }
 
 void GrammarMatcher::reset() {
   parser_.reset();
   history_.clear();
   terminated_ = false;
+  context_memo_.clear();
+}
+
+uint32_t GrammarMatcher::context_id(uint32_t rule, uint32_t origin, int depth) {
+  if (origin == EarleyParser::kBoundary || depth > kMaxContextDepth) return kNoContext;
+  if (context_memo_.size() <= origin) context_memo_.resize(origin + 1);
+  for (const auto& [r, id] : context_memo_[origin]) {
+    if (r == rule) return id;
+  }
+  // Mark in progress: a cycle (left recursion) makes the context not finitely describable.
+  context_memo_[origin].push_back({rule, kNoContext});
+  std::vector<uint32_t> desc;
+  const CompiledGrammar& g = grammar();
+  for (const auto& it : parser_.items_at(origin)) {
+    for (const auto& e : g.rule_edges(it.state)) {
+      if (e.rule != rule) continue;
+      const uint32_t parent = context_id(g.rule_of(it.state), it.origin, depth + 1);
+      if (parent == kNoContext) return kNoContext;  // the in-progress mark stays: also none
+      desc.push_back(it.state);
+      desc.push_back(parent);
+    }
+  }
+  // Canonical order of (state, parent) pairs.
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  for (size_t i = 0; i < desc.size(); i += 2) pairs.emplace_back(desc[i], desc[i + 1]);
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  desc.clear();
+  for (const auto& [s, p] : pairs) {
+    desc.push_back(s);
+    desc.push_back(p);
+  }
+  if (contexts_.size() >= kMaxContexts) return kNoContext;
+  const uint32_t id = contexts_.try_emplace(std::move(desc), static_cast<uint32_t>(contexts_.size())).first->second;
+  for (auto& [r, v] : context_memo_[origin]) {
+    if (r == rule) v = id;
+  }
+  return id;
+}
+
+bool GrammarMatcher::signature(std::span<const EarleyParser::Item> kernel, std::vector<uint32_t>& key) {
+  key.clear();
+  key.push_back(parser_.accepting() ? 1 : 0);
+  std::vector<std::pair<uint32_t, uint32_t>> entries;
+  const CompiledGrammar& g = grammar();
+  for (const auto& it : kernel) {
+    const uint32_t ctx = context_id(g.rule_of(it.state), it.origin, 0);
+    if (ctx == kNoContext) return false;
+    entries.emplace_back(it.state, ctx);
+  }
+  std::sort(entries.begin(), entries.end());
+  for (const auto& [s, c] : entries) {
+    key.push_back(s);
+    key.push_back(c);
+  }
+  return true;
+}
+
+void GrammarMatcher::compose(std::span<const EarleyParser::Item> kernel, std::span<uint32_t> words) {
+  const CompiledGrammar& g = grammar();
+  // Accepted sets: once per distinct state.
+  std::vector<uint32_t> states;
+  for (const auto& it : kernel) states.push_back(it.state);
+  std::sort(states.begin(), states.end());
+  states.erase(std::unique(states.begin(), states.end()), states.end());
+  for (uint32_t s : states) cache_->get(s).accepted.or_into(words);
+  // Uncertain tokens: probe each item's distinct suffixes against the real context.
+  for (const auto& it : kernel) {
+    const StateMask& m = cache_->get(it.state);
+    if (m.suffixes.empty()) continue;
+    ++counters_.probes;
+    parser_.probe_after_completion(g.rule_of(it.state), it.origin, m.suffixes, m.suffix_common,
+                                   probe_result_);
+    for (size_t i = 0; i < m.suffixes.size(); ++i) {
+      if (!probe_result_[i]) continue;
+      for (int32_t id : m.suffix_tokens[i]) words[id >> 5] |= 1u << (id & 31);
+    }
+  }
 }
 
 void GrammarMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
-  const Vocabulary& vocab = *vocabulary_;
-  if (words.size() < vocab.bitmask_words()) {
+  const Vocabulary& vocab = vocabulary();
+  const size_t n_words = vocab.bitmask_words();
+  if (words.size() < n_words) {
     throw std::invalid_argument(fmt::format("bitmask has {} words, the vocabulary needs {}",
-                                            words.size(), vocab.bitmask_words()));
+                                            words.size(), n_words));
   }
+  ++counters_.masks;
   std::fill(words.begin(), words.end(), 0u);
   if (terminated_) return;
-  auto set = [&](int32_t id) { words[id >> 5] |= 1u << (id & 31); };
-  if (parser_.accepting()) {
-    for (int32_t id : vocab.eog_ids()) set(id);
-  }
-  if (!parser_.can_advance()) return;
+  const std::span<uint32_t> mask = words.first(n_words);
 
-  // Walk the sorted vocabulary as a trie: consecutive tokens share a prefix, which stays
-  // in the parser; a rejected prefix rejects every following token that starts with it.
-  const auto sorted = vocab.sorted_text_tokens();
-  const auto common = vocab.sorted_common_prefix();
-  size_t consumed = 0;  // bytes of the current path held in the parser
-  size_t dead = 0;      // length of a rejected prefix of the current path, or 0
-  try {
-    for (size_t i = 0; i < sorted.size(); ++i) {
-      const int32_t id = sorted[i];
-      const std::string_view bytes = vocab.token_bytes(id);
-      const size_t lcp = common[i];
-      if (dead != 0 && lcp >= dead) continue;
-      dead = 0;
-      const size_t keep = std::min(consumed, lcp);
-      parser_.rollback(consumed - keep);
-      consumed = keep;
-      while (consumed < bytes.size() && parser_.advance(static_cast<uint8_t>(bytes[consumed]))) {
-        ++consumed;
+  // Kernel items: those not created by prediction at this position. At position 0 the
+  // root's start item stands for the whole set.
+  const size_t here = parser_.num_bytes();
+  const CompiledGrammar& g = grammar();
+  kernel_.clear();
+  for (const auto& it : parser_.current_items()) {
+    if (here == 0 ? (it.origin == 0 && it.state == g.rule_start(g.root_rule())) : it.origin < here) {
+      kernel_.push_back(it);
+    }
+  }
+  const bool cacheable = signature(kernel_, key_);
+  if (cacheable) {
+    if (auto hit = masks_.find(key_); hit != masks_.end()) {
+      ++counters_.configuration_hits;
+      std::copy(hit->second.begin(), hit->second.end(), mask.begin());
+      return;
+    }
+  }
+  compose(kernel_, mask);
+  if (parser_.accepting()) {
+    for (int32_t id : vocab.eog_ids()) mask[id >> 5] |= 1u << (id & 31);
+  }
+  if (cacheable) {
+    if (mask_bytes_ + n_words * 4 > kMaxMaskCacheBytes) {
+      masks_.clear();
+      mask_bytes_ = 0;
+    }
+    masks_.emplace(key_, std::vector<uint32_t>(mask.begin(), mask.end()));
+    mask_bytes_ += n_words * 4 + key_.size() * 4;
+  }
+}
+
+std::string GrammarMatcher::jump_forward_bytes(size_t max_bytes) {
+  std::string out;
+  if (terminated_) return out;
+  const CompiledGrammar& g = grammar();
+  while (out.size() < max_bytes && !parser_.accepting()) {
+    int only = -1;
+    bool several = false;
+    for (const auto& it : parser_.current_items()) {
+      for (const auto& e : g.byte_edges(it.state)) {
+        if (e.lo != e.hi || (only >= 0 && only != e.lo)) several = true;
+        only = e.lo;
       }
-      if (consumed == bytes.size()) {
-        set(id);
-      } else {
-        dead = consumed + 1;
+      if (several) break;
+    }
+    if (several || only < 0) break;
+    if (!parser_.advance(static_cast<uint8_t>(only))) break;
+    out.push_back(static_cast<char>(only));
+  }
+  parser_.rollback(out.size());
+  return out;
+}
+
+void fill_next_token_bitmasks(std::span<GrammarMatcher* const> matchers, std::span<uint32_t> words,
+                              size_t stride, unsigned threads) {
+  if (words.size() < matchers.size() * stride) {
+    throw std::invalid_argument("fill_next_token_bitmasks: the output is smaller than matchers × stride");
+  }
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, static_cast<unsigned>(matchers.size()));
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < matchers.size();) {
+      try {
+        matchers[i]->fill_next_token_bitmask(words.subspan(i * stride, stride));
+      } catch (...) {
+        std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
       }
     }
-  } catch (...) {
-    parser_.rollback(consumed);
-    throw;
-  }
-  parser_.rollback(consumed);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace lockstep

@@ -4,31 +4,46 @@
 // time, rolls back steps, and computes the token bitmask of the next step — the set of
 // tokens whose bytes keep the output a prefix of some sentence of the grammar.
 //
-//   auto grammar = CompiledGrammar::compile(parse_gbnf(text));   // shared, immutable
-//   GrammarMatcher m(grammar, vocab);                              // one per sequence
-//   std::vector<uint32_t> mask(vocab->bitmask_words());
-//   m.fill_next_token_bitmask(mask);   // bit i of mask[i / 32] set = token i allowed
+//   auto grammar = CompiledGrammar::compile(parse_gbnf(text));          // immutable, shared
+//   auto cache = std::make_shared<TokenMaskCache>(grammar, vocabulary);  // shared per vocabulary
+//   GrammarMatcher m(cache);                                             // one per sequence
+//   std::vector<uint32_t> mask(vocabulary->bitmask_words());
+//   m.fill_next_token_bitmask(mask);   // bit (i % 32) of mask[i / 32] set = token i allowed
 //   m.accept_token(id);
 //
-// Thread-safety: a CompiledGrammar and a Vocabulary may be shared by any number of
-// matchers on any threads; a matcher itself is not thread-safe.
+// How a mask is made: the parse state's kernel items (those not derived by prediction in
+// the current position) each contribute their state's cached accepted set; tokens that
+// would complete a rule in mid-token are resolved by probing the real parse state with
+// their distinct suffixes (TokenMaskCache). Whole masks are also cached per parse
+// configuration (the kernel states and, recursively, what waits on them), so a
+// configuration seen before costs a copy.
+//
+// Thread-safety: CompiledGrammar, Vocabulary and TokenMaskCache may be shared by any number
+// of matchers on any threads; a matcher itself is not thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "automata/compiled_grammar.h"
 #include "automata/earley.h"
+#include "automata/mask_cache.h"
 #include "automata/vocabulary.h"
 
 namespace lockstep {
 
 class GrammarMatcher {
  public:
-  /// Throws ParserLimitError if even the empty prefix exceeds the parser limits.
+  /// A matcher using a shared mask cache. Throws ParserLimitError if even the empty
+  /// prefix exceeds the parser limits.
+  explicit GrammarMatcher(std::shared_ptr<TokenMaskCache> cache);
+  /// A matcher with a private mask cache (convenient for one sequence).
   GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar,
                  std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits = {});
 
@@ -40,7 +55,8 @@ class GrammarMatcher {
   /// Accepts raw bytes as one step (all of them or, returning false, none).
   bool accept_bytes(std::string_view bytes);
   /// Undoes the last `n_steps` accepted tokens / byte strings (including a terminating
-  /// end-of-generation token). Throws std::out_of_range when n_steps > num_steps().
+  /// end-of-generation token): O(bytes undone). Throws std::out_of_range when
+  /// n_steps > num_steps().
   void rollback(size_t n_steps);
   size_t num_steps() const { return history_.size(); }
 
@@ -50,26 +66,60 @@ class GrammarMatcher {
   bool is_terminated() const { return terminated_; }
 
   /// Writes the allowed-token bitmask of the next step.
-  /// words: uint32_t[vocabulary->bitmask_words()]; bit (id % 32) of words[id / 32] is set
-  /// iff token id is allowed. End-of-generation ids are set iff is_accepting(). Once
-  /// terminated, no bit is set. Throws std::invalid_argument when `words` is too small.
+  /// words: uint32_t[>= vocabulary().bitmask_words()]; bit (id % 32) of words[id / 32] is
+  /// set iff token id is allowed; bits past the vocabulary are cleared. End-of-generation
+  /// ids are set iff is_accepting(). Once terminated, no bit is set. Throws
+  /// std::invalid_argument when `words` is too small.
   void fill_next_token_bitmask(std::span<uint32_t> words);
+
+  /// The longest byte string the grammar forces next (empty when the next byte is not
+  /// determined or the output may end here); at most `max_bytes`. Does not change the state.
+  std::string jump_forward_bytes(size_t max_bytes = 4096);
 
   /// Back to the empty output.
   void reset();
-  /// An independent copy (same grammar and vocabulary) in the same state.
-  GrammarMatcher fork() const { return *this; }
+  /// An independent copy (same grammar, vocabulary and shared cache) in the same state.
+  /// The copy starts with an empty configuration cache.
+  GrammarMatcher fork() const;
 
-  const Vocabulary& vocabulary() const { return *vocabulary_; }
-  const CompiledGrammar& grammar() const { return *grammar_; }
+  const Vocabulary& vocabulary() const { return cache_->vocabulary(); }
+  const CompiledGrammar& grammar() const { return cache_->grammar(); }
+  const TokenMaskCache& cache() const { return *cache_; }
+
+  /// Counters of the configuration cache, for benchmarks.
+  struct Counters {
+    size_t masks = 0, configuration_hits = 0, probes = 0;
+  };
+  const Counters& counters() const { return counters_; }
 
  private:
   static constexpr uint32_t kEogStep = UINT32_MAX;
-  std::shared_ptr<const CompiledGrammar> grammar_;
-  std::shared_ptr<const Vocabulary> vocabulary_;
+  // Configuration signatures: an interned id for "what happens when rule R, started at
+  // position o, completes", or kNoContext when it cannot be described finitely.
+  static constexpr uint32_t kNoContext = UINT32_MAX;
+  uint32_t context_id(uint32_t rule, uint32_t origin, int depth);
+  bool signature(std::span<const EarleyParser::Item> kernel, std::vector<uint32_t>& out);
+  void compose(std::span<const EarleyParser::Item> kernel, std::span<uint32_t> words);
+
+  std::shared_ptr<TokenMaskCache> cache_;
   EarleyParser parser_;
   std::vector<uint32_t> history_;  // bytes consumed by each step, or kEogStep
   bool terminated_ = false;
+
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> context_memo_;  // per set: (rule, id)
+  std::map<std::vector<uint32_t>, uint32_t> contexts_;
+  std::map<std::vector<uint32_t>, std::vector<uint32_t>> masks_;  // configuration → bitmask
+  size_t mask_bytes_ = 0;
+  std::vector<EarleyParser::Item> kernel_;
+  std::vector<uint32_t> key_;
+  std::vector<char> probe_result_;
+  Counters counters_;
 };
+
+/// Fills the bitmasks of many matchers (one sequence each) on `threads` threads (0:
+/// hardware concurrency). words: uint32_t[matchers.size() × stride], stride >= each
+/// matcher's bitmask_words(); matcher i writes words[i × stride, (i + 1) × stride).
+void fill_next_token_bitmasks(std::span<GrammarMatcher* const> matchers, std::span<uint32_t> words,
+                              size_t stride, unsigned threads = 0);
 
 }  // namespace lockstep

@@ -36,6 +36,17 @@ Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKi
     while (k < n && a[k] == b[k]) ++k;
     common_prefix_[i] = static_cast<uint32_t>(k);
   }
+  // Token t is a prefix of every later token until the first whose common prefix with its
+  // predecessor is shorter than t (sorted order): a stack of open prefixes.
+  subtree_end_.assign(sorted_.size(), static_cast<uint32_t>(sorted_.size()));
+  std::vector<uint32_t> open;
+  for (size_t i = 0; i < sorted_.size(); ++i) {
+    while (!open.empty() && bytes_[sorted_[open.back()]].size() > common_prefix_[i]) {
+      subtree_end_[open.back()] = static_cast<uint32_t>(i);
+      open.pop_back();
+    }
+    open.push_back(static_cast<uint32_t>(i));
+  }
 }
 
 bool Vocabulary::is_eog(int32_t id) const {

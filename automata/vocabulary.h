@@ -39,6 +39,10 @@ class Vocabulary {
   std::span<const int32_t> sorted_text_tokens() const { return sorted_; }
   /// For sorted position i: length of the common prefix of tokens i-1 and i (0 for i = 0).
   std::span<const uint32_t> sorted_common_prefix() const { return common_prefix_; }
+  /// For sorted position i: one past the last sorted position whose token starts with
+  /// token i's bytes (its subtree in the vocabulary trie, computed by prefix: "luk" does not
+  /// cover "luluk").
+  std::span<const uint32_t> sorted_subtree_end() const { return subtree_end_; }
 
  private:
   std::vector<std::string> bytes_;
@@ -46,6 +50,7 @@ class Vocabulary {
   std::vector<int32_t> eog_ids_;
   std::vector<int32_t> sorted_;
   std::vector<uint32_t> common_prefix_;
+  std::vector<uint32_t> subtree_end_;
 };
 
 }  // namespace lockstep

@@ -22,6 +22,8 @@ namespace peg = tao::pegtl;
 // Largest repetition count `{m,n}` accepted; larger bounds are almost surely mistakes and
 // would expand into automata too large to be useful.
 constexpr uint64_t kMaxRepeatBound = 100000;
+// Deepest nesting of parentheses: the parser and the compiler recurse once per level.
+constexpr size_t kMaxNesting = 500;
 
 // ---------------------------------------------------------------------------------
 // PEG grammar
@@ -368,7 +370,11 @@ struct action<rule_ref> {
 template <>
 struct action<group_open> {
   template <typename Input>
-  static void apply(const Input&, State& s) {
+  static void apply(const Input& in, State& s) {
+    if (s.frames.size() > kMaxNesting) {
+      throw GrammarError(location_of(in.position()),
+                         fmt::format("parentheses nested more than {} deep", kMaxNesting));
+    }
     s.open_frame();
   }
 };

@@ -10,6 +10,7 @@ namespace lockstep::cli {
 void add_generate(CLI::App& app);
 void add_tokenize(CLI::App& app);
 void add_convert(CLI::App& app);
+void add_bench(CLI::App& app);
 
 
 }  // namespace lockstep::cli

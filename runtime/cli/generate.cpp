@@ -10,6 +10,7 @@
 
 #include "automata/compiled_grammar.h"
 #include "runtime/cli/commands.h"
+#include "runtime/cli/grammar_source.h"
 #include "runtime/generator.h"
 #include "runtime/mapped_file.h"
 
@@ -18,22 +19,14 @@ namespace lockstep::cli {
 namespace {
 
 struct GenerateArgs {
-  std::string model, tokenizer, prompt, grammar_file;
+  std::string model, tokenizer, prompt;
+  GrammarSourceArgs grammar;
   int32_t max_tokens = 256;
   int32_t ctx_size = 0;
   SamplerParams sampling;
   std::vector<std::string> logit_bias;
   int64_t seed = -1;
 };
-
-std::shared_ptr<const CompiledGrammar> load_grammar(const std::string& path) {
-  const std::string text = read_file(path);
-  try {
-    return CompiledGrammar::compile(parse_gbnf(text));
-  } catch (const GrammarError& e) {
-    throw std::runtime_error(fmt::format("{}:{}", path, e.what()));
-  }
-}
 
 void run_generate(const GenerateArgs& a) {
   GenerateOptions opt;
@@ -53,7 +46,7 @@ void run_generate(const GenerateArgs& a) {
       throw std::runtime_error(fmt::format("--logit-bias '{}': expected TOKEN_ID=BIAS", b));
     }
   }
-  if (!a.grammar_file.empty()) opt.grammar = load_grammar(a.grammar_file);
+  opt.grammar = compile_grammar_source(a.grammar);
   const LoadedModel model = load_model(a.model, a.tokenizer);
   for (const auto& [id, bias] : opt.sampling.logit_bias) {
     if (id < 0 || static_cast<size_t>(id) >= model.tokenizer->size()) {
@@ -86,7 +79,7 @@ void add_generate(CLI::App& app) {
                   "Model file or folder (default: the bundled stories260K)");
   cmd->add_option("--tokenizer", args->tokenizer, "Tokenizer file (default: beside the model)");
   cmd->add_option("--prompt,-p", args->prompt, "Text to continue (not repeated in the output)");
-  cmd->add_option("--grammar", args->grammar_file, "GBNF grammar file the output must match");
+  add_grammar_source_options(*cmd, args->grammar);
   cmd->add_option("--max-tokens,-n", args->max_tokens, "Tokens to generate (-1: until the end)")
       ->capture_default_str();
   cmd->add_option("--ctx-size,-c", args->ctx_size,

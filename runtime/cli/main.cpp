@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   lockstep::cli::add_generate(app);
   lockstep::cli::add_tokenize(app);
   lockstep::cli::add_convert(app);
+  lockstep::cli::add_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

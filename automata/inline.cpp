@@ -1,0 +1,163 @@
+// automata/inline.cpp — substitute non-recursive rules into the rules that use them.
+//
+// A rule that is not part of a recursion cycle can be replaced by its body wherever it is
+// referenced. The per-rule automata then cover longer stretches of text, so the parser makes
+// fewer rule calls and most mask work becomes a plain DFA walk (XGrammar inlines rules for
+// the same reason). Rules are processed callees first; bodies above a size bound stay rules.
+#include "automata/inline.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace lockstep {
+
+namespace {
+
+// Roughly the automaton states a body expands into (repetitions multiply their child).
+size_t expanded_size(const Expr& e) {
+  constexpr size_t kCap = size_t{1} << 40;
+  switch (e.kind) {
+    case Expr::Kind::kEmpty: return 1;
+    case Expr::Kind::kLiteral: return e.bytes.size();
+    case Expr::Kind::kCharClass: return 2 * e.ranges.size() + 1;
+    case Expr::Kind::kRuleRef: return 1;
+    case Expr::Kind::kRepeat: {
+      const size_t child = expanded_size(e.children[0]);
+      const size_t times = e.max == kUnbounded ? size_t{e.min} + 1 : e.max;
+      return std::min(kCap, child * std::max<size_t>(1, times) + 1);
+    }
+    default: {
+      size_t n = 1;
+      for (const auto& c : e.children) n = std::min(kCap, n + expanded_size(c));
+      return n;
+    }
+  }
+}
+
+void collect_refs(const Expr& e, std::vector<uint32_t>& out) {
+  if (e.kind == Expr::Kind::kRuleRef) out.push_back(e.rule);
+  for (const auto& c : e.children) collect_refs(c, out);
+}
+
+// Rules on a cycle of the reference graph (Tarjan's strongly connected components).
+std::vector<char> recursive_rules(const Grammar& g, const std::vector<std::vector<uint32_t>>& refs) {
+  const size_t n = g.rules.size();
+  std::vector<int> index(n, -1), low(n, 0);
+  std::vector<char> on_stack(n, 0), recursive(n, 0);
+  std::vector<uint32_t> stack;
+  int counter = 0;
+  // Iterative DFS (rule graphs can be deep).
+  struct Frame {
+    uint32_t v;
+    size_t next;
+  };
+  for (uint32_t root = 0; root < n; ++root) {
+    if (index[root] >= 0) continue;
+    std::vector<Frame> dfs{{root, 0}};
+    index[root] = low[root] = counter++;
+    stack.push_back(root);
+    on_stack[root] = 1;
+    while (!dfs.empty()) {
+      Frame& f = dfs.back();
+      if (f.next < refs[f.v].size()) {
+        const uint32_t w = refs[f.v][f.next++];
+        if (index[w] < 0) {
+          index[w] = low[w] = counter++;
+          stack.push_back(w);
+          on_stack[w] = 1;
+          dfs.push_back({w, 0});
+        } else if (on_stack[w]) {
+          low[f.v] = std::min(low[f.v], index[w]);
+        }
+        continue;
+      }
+      const uint32_t v = f.v;
+      dfs.pop_back();
+      if (!dfs.empty()) low[dfs.back().v] = std::min(low[dfs.back().v], low[v]);
+      if (low[v] == index[v]) {
+        std::vector<uint32_t> scc;
+        uint32_t w;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          on_stack[w] = 0;
+          scc.push_back(w);
+        } while (w != v);
+        const bool self_loop =
+            std::find(refs[v].begin(), refs[v].end(), v) != refs[v].end();
+        if (scc.size() > 1 || self_loop) {
+          for (uint32_t x : scc) recursive[x] = 1;
+        }
+      }
+    }
+  }
+  return recursive;
+}
+
+}  // namespace
+
+Grammar inline_rules(const Grammar& g, const InlineLimits& limits) {
+  const size_t n = g.rules.size();
+  std::vector<std::vector<uint32_t>> refs(n);
+  for (size_t r = 0; r < n; ++r) {
+    collect_refs(g.rules[r].body, refs[r]);
+    std::sort(refs[r].begin(), refs[r].end());
+    refs[r].erase(std::unique(refs[r].begin(), refs[r].end()), refs[r].end());
+  }
+  const std::vector<char> recursive = recursive_rules(g, refs);
+
+  // Callees first: post-order over the (acyclic part of the) reference graph.
+  std::vector<uint32_t> order;
+  std::vector<char> seen(n, 0);
+  for (uint32_t start = 0; start < n; ++start) {
+    if (seen[start]) continue;
+    std::vector<std::pair<uint32_t, size_t>> dfs{{start, 0}};
+    seen[start] = 1;
+    while (!dfs.empty()) {
+      auto& [v, next] = dfs.back();
+      if (next < refs[v].size()) {
+        const uint32_t w = refs[v][next++];
+        if (!seen[w]) {
+          seen[w] = 1;
+          dfs.push_back({w, 0});
+        }
+        continue;
+      }
+      order.push_back(v);
+      dfs.pop_back();
+    }
+  }
+
+  // How often each rule is referenced: a rule used once is inlined whatever its size.
+  std::vector<size_t> uses(n, 0);
+  std::function<void(const Expr&)> count = [&](const Expr& e) {
+    if (e.kind == Expr::Kind::kRuleRef) ++uses[e.rule];
+    for (const auto& c : e.children) count(c);
+  };
+  for (const auto& r : g.rules) count(r.body);
+
+  Grammar out = g;
+  std::vector<size_t> size(n, 0);
+  std::function<void(Expr&, size_t&)> substitute = [&](Expr& e, size_t& budget) {
+    if (e.kind == Expr::Kind::kRuleRef) {
+      const uint32_t r = e.rule;
+      const bool small = size[r] <= limits.max_rule_size || (uses[r] == 1 && size[r] <= limits.max_single_use_size);
+      if (!recursive[r] && r != out.root && small && size[r] <= budget) {
+        budget -= size[r];
+        const SourceLocation where = e.where;
+        e = out.rules[r].body;
+        if (e.where.line == 0) e.where = where;
+      }
+      return;
+    }
+    for (auto& c : e.children) substitute(c, budget);
+  };
+  for (uint32_t r : order) {
+    size_t budget = limits.max_body_size;
+    substitute(out.rules[r].body, budget);
+    size[r] = expanded_size(out.rules[r].body);
+  }
+  return out;
+}
+
+}  // namespace lockstep

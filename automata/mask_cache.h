@@ -1,0 +1,116 @@
+// automata/mask_cache.h — per-state token classification, computed once and shared.
+//
+// For each automaton state s of rule R, the vocabulary splits three ways (XGrammar's
+// adaptive token mask cache, arXiv:2411.15100, in Earley terms):
+//   accepted   — the token's bytes can all be read starting in s, staying inside this
+//                instance of R (sub-rules included): allowed whatever surrounds R;
+//   uncertain  — R can complete after j bytes (0 < j < len) and byte j may follow R in
+//                some context: allowed iff the actual context accepts the rest, the suffix;
+//   rejected   — everything else.
+// Uncertain tokens are kept grouped by suffix, so the matcher resolves each distinct
+// suffix once against its real parse state. Sets are stored in the smallest form: a
+// sorted id list, the complement's id list, or a bitset.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "automata/compiled_grammar.h"
+#include "automata/earley.h"
+#include "automata/vocabulary.h"
+
+namespace lockstep {
+
+/// A set of token ids in its most compact form.
+class TokenSet {
+ public:
+  enum class Form : uint8_t { kIds, kComplement, kBitset };
+  TokenSet() = default;
+  /// `ids`: sorted, unique, < universe.
+  static TokenSet from_sorted(std::vector<int32_t> ids, size_t universe);
+  /// `bits`: uint32_t[ceil(universe / 32)] with `count` bits set.
+  static TokenSet from_bits(std::vector<uint32_t> bits, size_t count, size_t universe);
+  /// Sets the members' bits in `words` (uint32_t[ceil(universe / 32)]).
+  void or_into(std::span<uint32_t> words) const;
+  bool contains(int32_t id) const;
+  size_t size() const { return count_; }
+  Form form() const { return form_; }
+  size_t memory_bytes() const { return ids_.capacity() * 4 + bits_.capacity() * 4; }
+
+ private:
+  Form form_ = Form::kIds;
+  size_t universe_ = 0;
+  size_t count_ = 0;
+  std::vector<int32_t> ids_;    // kIds: members; kComplement: non-members
+  std::vector<uint32_t> bits_;  // kBitset
+};
+
+/// The classification of the vocabulary for one automaton state.
+struct StateMask {
+  TokenSet accepted;
+  /// Suffixes (sorted) that must follow the completed rule, and the tokens behind each.
+  std::vector<std::string> suffixes;
+  std::vector<uint32_t> suffix_common;  ///< common prefix with the previous suffix
+  std::vector<std::vector<int32_t>> suffix_tokens;
+  size_t uncertain_tokens = 0;
+  size_t rejected = 0;
+  double compute_us = 0;
+  size_t memory_bytes() const;
+};
+
+/// The per-state masks of one (grammar, vocabulary) pair, filled lazily on first use or
+/// eagerly with precompute(). Thread-safe: any number of matchers on any threads share one
+/// cache, and no state is ever computed twice.
+class TokenMaskCache {
+ public:
+  TokenMaskCache(std::shared_ptr<const CompiledGrammar> grammar,
+                 std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits = {});
+  ~TokenMaskCache();
+
+  /// The mask of `state`, computing it if needed (blocks while another thread computes it).
+  /// Throws ParserLimitError if the state's walk exceeds the parser limits.
+  const StateMask& get(uint32_t state);
+  /// Computes every state's mask now, on `threads` threads (0: hardware concurrency).
+  void precompute(unsigned threads = 0);
+  /// Starts computing every state's mask on one background thread (the decode loop keeps
+  /// using get(), which computes a state itself when it is not ready yet). The destructor
+  /// stops and joins the thread. Errors in the background are dropped: get() reports them.
+  void start_background_precompute();
+
+  struct Stats {
+    size_t states = 0;           ///< automaton states of the grammar
+    size_t computed = 0;         ///< states whose mask is in the cache
+    size_t memory_bytes = 0;     ///< memory of the cached masks
+    double compute_seconds = 0;  ///< total time spent computing them
+    size_t uncertain_tokens = 0; ///< over all computed states
+  };
+  Stats stats() const;
+
+  const CompiledGrammar& grammar() const { return *grammar_; }
+  const Vocabulary& vocabulary() const { return *vocabulary_; }
+  std::shared_ptr<const CompiledGrammar> shared_grammar() const { return grammar_; }
+  std::shared_ptr<const Vocabulary> shared_vocabulary() const { return vocabulary_; }
+  const ParserLimits& limits() const { return limits_; }
+
+ private:
+  StateMask compute(uint32_t state) const;
+
+  std::shared_ptr<const CompiledGrammar> grammar_;
+  std::shared_ptr<const Vocabulary> vocabulary_;
+  ParserLimits limits_;
+  std::vector<std::atomic<const StateMask*>> masks_;
+  mutable std::mutex mutex_;
+  std::condition_variable done_;
+  std::vector<uint8_t> computing_;
+  std::thread background_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace lockstep

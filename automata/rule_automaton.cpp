@@ -1,0 +1,422 @@
+// automata/rule_automaton.cpp — see rule_automaton.h.
+#include "automata/rule_automaton.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+
+#include <fmt/format.h>
+
+#include "automata/utf8_ranges.h"
+
+namespace lockstep {
+
+namespace {
+
+using ByteEdge = CompiledGrammar::ByteEdge;
+using RuleEdge = CompiledGrammar::RuleEdge;
+
+uint64_t hash_span(const uint32_t* p, size_t n) {
+  uint64_t h = 1469598103934665603ull ^ n;
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+// Interns uint32 sequences: id ↔ sequence, stored in one arena, found through an
+// open-addressing table keyed by the sequence's hash.
+class SeqTable {
+ public:
+  SeqTable() { slots_.assign(64, UINT32_MAX); }
+
+  // Returns (id, inserted).
+  std::pair<uint32_t, bool> intern(const uint32_t* p, size_t n) {
+    const uint64_t h = hash_span(p, n);
+    size_t mask = slots_.size() - 1;
+    size_t i = static_cast<size_t>(h ^ (h >> 29)) & mask;
+    for (; slots_[i] != UINT32_MAX; i = (i + 1) & mask) {
+      const uint32_t id = slots_[i];
+      if (hashes_[id] == h && begin_[id + 1] - begin_[id] == n &&
+          std::equal(p, p + n, arena_.begin() + begin_[id])) {
+        return {id, false};
+      }
+    }
+    const uint32_t id = size();
+    arena_.insert(arena_.end(), p, p + n);
+    begin_.push_back(static_cast<uint32_t>(arena_.size()));
+    hashes_.push_back(h);
+    slots_[i] = id;
+    if (hashes_.size() * 2 > slots_.size()) grow();
+    return {id, true};
+  }
+  uint32_t size() const { return static_cast<uint32_t>(begin_.size() - 1); }
+  const uint32_t* data(uint32_t id) const { return arena_.data() + begin_[id]; }
+  size_t length(uint32_t id) const { return begin_[id + 1] - begin_[id]; }
+  void clear() {
+    arena_.clear();
+    begin_.assign(1, 0);
+    hashes_.clear();
+    std::fill(slots_.begin(), slots_.end(), UINT32_MAX);
+  }
+
+ private:
+  void grow() {
+    slots_.assign(slots_.size() * 2, UINT32_MAX);
+    const size_t mask = slots_.size() - 1;
+    for (uint32_t id = 0; id < hashes_.size(); ++id) {
+      size_t i = static_cast<size_t>(hashes_[id] ^ (hashes_[id] >> 29)) & mask;
+      while (slots_[i] != UINT32_MAX) i = (i + 1) & mask;
+      slots_[i] = id;
+    }
+  }
+  std::vector<uint32_t> arena_;
+  std::vector<uint32_t> begin_{0};
+  std::vector<uint64_t> hashes_;
+  std::vector<uint32_t> slots_;
+};
+
+// Thompson NFA with flat edge lists; adjacency (CSR) is built by finish().
+class Nfa {
+ public:
+  struct BEdge {
+    uint32_t from;
+    uint8_t lo, hi;
+    uint32_t to;
+  };
+  struct REdge {
+    uint32_t from, rule, to;
+  };
+  struct EEdge {
+    uint32_t from, to;
+  };
+
+  Nfa(const Rule& rule, uint32_t limit) : rule_(rule), limit_(limit) {
+    start = add_state();
+    accept = add_state();
+    build(rule.body, start, accept);
+    finish();
+  }
+
+  uint32_t start, accept;
+  uint32_t num_states = 0;
+  std::vector<BEdge> bytes;
+  std::vector<REdge> rules;
+  std::vector<EEdge> eps;
+  std::vector<uint32_t> b_begin, r_begin, e_begin;
+
+ private:
+  uint32_t add_state() {
+    if (num_states >= limit_) {
+      throw GrammarError(rule_.where, fmt::format("rule '{}' expands into more than {} automaton "
+                                                  "states; reduce its repetition bounds",
+                                                  rule_.name, limit_));
+    }
+    return num_states++;
+  }
+
+  void byte_chain(uint32_t from, uint32_t to, const std::vector<ByteRange>& seq) {
+    uint32_t cur = from;
+    for (size_t i = 0; i < seq.size(); ++i) {
+      const uint32_t next = i + 1 == seq.size() ? to : add_state();
+      bytes.push_back({cur, seq[i].lo, seq[i].hi, next});
+      cur = next;
+    }
+  }
+
+  void build(const Expr& e, uint32_t from, uint32_t to) {
+    switch (e.kind) {
+      case Expr::Kind::kEmpty:
+        eps.push_back({from, to});
+        return;
+      case Expr::Kind::kLiteral: {
+        uint32_t cur = from;
+        for (size_t i = 0; i < e.bytes.size(); ++i) {
+          const uint32_t next = i + 1 == e.bytes.size() ? to : add_state();
+          const auto b = static_cast<uint8_t>(e.bytes[i]);
+          bytes.push_back({cur, b, b, next});
+          cur = next;
+        }
+        return;
+      }
+      case Expr::Kind::kCharClass: {
+        auto [it, inserted] = class_cache_.try_emplace(&e);
+        if (inserted) it->second = utf8_sequences(e.ranges);
+        for (const auto& seq : it->second) byte_chain(from, to, seq);
+        return;
+      }
+      case Expr::Kind::kRuleRef:
+        rules.push_back({from, e.rule, to});
+        return;
+      case Expr::Kind::kSequence: {
+        uint32_t cur = from;
+        for (size_t i = 0; i < e.children.size(); ++i) {
+          const uint32_t next = i + 1 == e.children.size() ? to : add_state();
+          build(e.children[i], cur, next);
+          cur = next;
+        }
+        return;
+      }
+      case Expr::Kind::kChoice:
+        for (const auto& c : e.children) build(c, from, to);
+        return;
+      case Expr::Kind::kRepeat: {
+        const Expr& child = e.children[0];
+        uint32_t cur = from;
+        for (uint32_t i = 0; i < e.min; ++i) {
+          const uint32_t next = (i + 1 == e.min && e.max == e.min) ? to : add_state();
+          build(child, cur, next);
+          cur = next;
+        }
+        if (e.max == e.min) return;
+        if (e.max == kUnbounded) {
+          // Fresh loop states, so no edge ever enters `from` or leaves `to`.
+          const uint32_t loop = add_state();
+          const uint32_t back = add_state();
+          eps.push_back({cur, loop});
+          build(child, loop, back);
+          eps.push_back({back, loop});
+          eps.push_back({loop, to});
+          return;
+        }
+        const uint32_t optional = e.max - e.min;
+        for (uint32_t i = 0; i < optional; ++i) {
+          eps.push_back({cur, to});
+          const uint32_t next = i + 1 == optional ? to : add_state();
+          build(child, cur, next);
+          cur = next;
+        }
+        return;
+      }
+    }
+  }
+
+  template <typename Edge>
+  static std::vector<uint32_t> csr(std::vector<Edge>& edges, uint32_t n) {
+    std::stable_sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.from < b.from; });
+    std::vector<uint32_t> begin(n + 1, 0);
+    for (const auto& e : edges) ++begin[e.from + 1];
+    for (uint32_t i = 0; i < n; ++i) begin[i + 1] += begin[i];
+    return begin;
+  }
+
+  void finish() {
+    b_begin = csr(bytes, num_states);
+    r_begin = csr(rules, num_states);
+    e_begin = csr(eps, num_states);
+  }
+
+  const Rule& rule_;
+  uint32_t limit_;
+  std::unordered_map<const Expr*, std::vector<std::vector<ByteRange>>> class_cache_;
+};
+
+}  // namespace
+
+RuleDfa determinize_rule(const Rule& rule, uint32_t max_states) {
+  const Nfa nfa(rule, max_states);
+  RuleDfa dfa;
+  SeqTable sets;
+  std::vector<uint32_t> mark(nfa.num_states, 0);
+  uint32_t stamp = 0;
+  std::vector<uint32_t> work, stack;
+
+  // ε-closure of `work` (in place), sorted.
+  auto close = [&] {
+    ++stamp;
+    stack.assign(work.begin(), work.end());
+    for (uint32_t s : work) mark[s] = stamp;
+    while (!stack.empty()) {
+      const uint32_t s = stack.back();
+      stack.pop_back();
+      for (uint32_t k = nfa.e_begin[s]; k < nfa.e_begin[s + 1]; ++k) {
+        const uint32_t t = nfa.eps[k].to;
+        if (mark[t] != stamp) {
+          mark[t] = stamp;
+          work.push_back(t);
+          stack.push_back(t);
+        }
+      }
+    }
+    std::sort(work.begin(), work.end());
+  };
+  auto intern = [&]() -> uint32_t {
+    close();
+    auto [id, fresh] = sets.intern(work.data(), work.size());
+    if (fresh && sets.size() > max_states) {
+      throw GrammarError(rule.where, fmt::format("rule '{}' needs more than {} automaton states",
+                                                 rule.name, max_states));
+    }
+    return id;
+  };
+
+  work.assign(1, nfa.start);
+  intern();
+  std::vector<uint32_t> set, covering, targets;
+  std::vector<std::pair<uint32_t, uint32_t>> rule_targets;  // (rule, nfa target)
+  for (uint32_t d = 0; d < sets.size(); ++d) {
+    set.assign(sets.data(d), sets.data(d) + sets.length(d));
+    bool is_final = false;
+    bool point[257] = {};
+    covering.clear();
+    rule_targets.clear();
+    for (uint32_t s : set) {
+      if (s == nfa.accept) is_final = true;
+      for (uint32_t k = nfa.b_begin[s]; k < nfa.b_begin[s + 1]; ++k) {
+        point[nfa.bytes[k].lo] = true;
+        point[nfa.bytes[k].hi + 1] = true;
+        covering.push_back(k);
+      }
+      for (uint32_t k = nfa.r_begin[s]; k < nfa.r_begin[s + 1]; ++k) {
+        rule_targets.emplace_back(nfa.rules[k].rule, nfa.rules[k].to);
+      }
+    }
+    dfa.add_state(is_final);
+    // Byte edges: one per maximal interval with the same target set.
+    int lo = -1;
+    for (int b = 0; b <= 256; ++b) {
+      if (!point[b]) continue;
+      if (lo >= 0) {
+        const int hi = b - 1;
+        work.clear();
+        for (uint32_t k : covering) {
+          const auto& e = nfa.bytes[k];
+          if (e.lo <= lo && e.hi >= hi) work.push_back(e.to);
+        }
+        if (!work.empty()) {
+          std::sort(work.begin(), work.end());
+          work.erase(std::unique(work.begin(), work.end()), work.end());
+          const uint32_t t = intern();
+          auto& out = dfa.bytes;
+          if (out.size() > dfa.byte_begin[d] && out.back().target == t && out.back().hi + 1 == lo) {
+            out.back().hi = static_cast<uint8_t>(hi);
+          } else {
+            out.push_back({static_cast<uint8_t>(lo), static_cast<uint8_t>(hi), t});
+          }
+        }
+      }
+      lo = b;
+    }
+    std::sort(rule_targets.begin(), rule_targets.end());
+    for (size_t i = 0; i < rule_targets.size();) {
+      const uint32_t r = rule_targets[i].first;
+      work.clear();
+      for (; i < rule_targets.size() && rule_targets[i].first == r; ++i) work.push_back(rule_targets[i].second);
+      work.erase(std::unique(work.begin(), work.end()), work.end());
+      dfa.rules.push_back({r, intern()});
+    }
+    dfa.close_state();
+  }
+  return dfa;
+}
+
+RuleDfa minimize(const RuleDfa& dfa) {
+  const uint32_t n = dfa.size();
+  // Initial partition: final or not; refinement splits by edges until stable.
+  std::vector<uint32_t> cls(n), next(n), sig;
+  for (uint32_t s = 0; s < n; ++s) cls[s] = dfa.final[s];
+  uint32_t count = 0;
+  SeqTable table;
+  for (;;) {
+    table.clear();
+    for (uint32_t s = 0; s < n; ++s) {
+      sig.clear();
+      sig.push_back(cls[s]);
+      for (uint32_t k = dfa.byte_begin[s]; k < dfa.byte_begin[s + 1]; ++k) {
+        const auto& e = dfa.bytes[k];
+        const uint32_t c = cls[e.target];
+        if (sig.size() >= 4 && sig.back() == c && sig[sig.size() - 2] + 1 == e.lo) {
+          sig[sig.size() - 2] = e.hi;  // adjacent range, same class: extend it
+          continue;
+        }
+        sig.push_back(0x100u | e.lo);
+        sig.push_back(e.hi);
+        sig.push_back(c);
+      }
+      sig.push_back(UINT32_MAX);
+      for (uint32_t k = dfa.rule_begin[s]; k < dfa.rule_begin[s + 1]; ++k) {
+        sig.push_back(dfa.rules[k].rule);
+        sig.push_back(cls[dfa.rules[k].target]);
+      }
+      next[s] = table.intern(sig.data(), sig.size()).first;
+    }
+    cls.swap(next);
+    if (table.size() == count) break;
+    count = table.size();
+  }
+  // Renumber so that the start's class is 0, then build the quotient.
+  std::vector<uint32_t> remap(count, UINT32_MAX), rep;
+  remap[cls[0]] = 0;
+  rep.push_back(0);
+  for (uint32_t s = 0; s < n; ++s) {
+    if (remap[cls[s]] == UINT32_MAX) {
+      remap[cls[s]] = static_cast<uint32_t>(rep.size());
+      rep.push_back(s);
+    }
+  }
+  RuleDfa out;
+  for (uint32_t c = 0; c < count; ++c) {
+    const uint32_t s = rep[c];
+    out.add_state(dfa.final[s] != 0);
+    const size_t first = out.bytes.size();
+    for (uint32_t k = dfa.byte_begin[s]; k < dfa.byte_begin[s + 1]; ++k) {
+      const auto& e = dfa.bytes[k];
+      const uint32_t t = remap[cls[e.target]];
+      if (out.bytes.size() > first && out.bytes.back().target == t && out.bytes.back().hi + 1 == e.lo) {
+        out.bytes.back().hi = e.hi;
+      } else {
+        out.bytes.push_back({e.lo, e.hi, t});
+      }
+    }
+    for (uint32_t k = dfa.rule_begin[s]; k < dfa.rule_begin[s + 1]; ++k) {
+      out.rules.push_back({dfa.rules[k].rule, remap[cls[dfa.rules[k].target]]});
+    }
+    out.close_state();
+  }
+  return out;
+}
+
+RuleDfa trim(const RuleDfa& dfa, const std::vector<char>& productive) {
+  const uint32_t n = dfa.size();
+  // Reverse reachability from final states.
+  std::vector<std::vector<uint32_t>> preds(n);
+  for (uint32_t s = 0; s < n; ++s) {
+    for (uint32_t k = dfa.byte_begin[s]; k < dfa.byte_begin[s + 1]; ++k) preds[dfa.bytes[k].target].push_back(s);
+    for (uint32_t k = dfa.rule_begin[s]; k < dfa.rule_begin[s + 1]; ++k) {
+      if (productive[dfa.rules[k].rule]) preds[dfa.rules[k].target].push_back(s);
+    }
+  }
+  std::vector<char> live(n, 0);
+  std::vector<uint32_t> stack;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (dfa.final[s]) live[s] = 1, stack.push_back(s);
+  }
+  while (!stack.empty()) {
+    const uint32_t s = stack.back();
+    stack.pop_back();
+    for (uint32_t p : preds[s]) {
+      if (!live[p]) live[p] = 1, stack.push_back(p);
+    }
+  }
+  std::vector<uint32_t> id(n, UINT32_MAX);
+  uint32_t next = 0;
+  id[0] = next++;
+  for (uint32_t s = 1; s < n; ++s) {
+    if (live[s]) id[s] = next++;
+  }
+  RuleDfa out;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (id[s] == UINT32_MAX) continue;
+    out.add_state(dfa.final[s] != 0);
+    for (uint32_t k = dfa.byte_begin[s]; k < dfa.byte_begin[s + 1]; ++k) {
+      const auto& e = dfa.bytes[k];
+      if (live[e.target]) out.bytes.push_back({e.lo, e.hi, id[e.target]});
+    }
+    for (uint32_t k = dfa.rule_begin[s]; k < dfa.rule_begin[s + 1]; ++k) {
+      const auto& e = dfa.rules[k];
+      if (productive[e.rule] && live[e.target]) out.rules.push_back({e.rule, id[e.target]});
+    }
+    out.close_state();
+  }
+  return out;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,52 @@
+// automata/rule_automaton.h — one rule body → a deterministic automaton over bytes and
+// rule symbols (internal to the compiler).
+//
+// The textbook pipeline (Hopcroft, Motwani & Ullman, ch. 2–4): Thompson NFA over byte
+// ranges and rule symbols (code-point classes expanded to UTF-8 byte sequences) → subset
+// construction → Moore partition refinement → removal of dead states. All stored flat (CSR)
+// so large repetitions stay cheap to build.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "automata/compiled_grammar.h"
+
+namespace lockstep {
+
+/// A DFA with states 0..n-1, state 0 the start. Edges of state s:
+/// bytes[byte_begin[s] .. byte_begin[s+1]) (disjoint, sorted) and rules[rule_begin[s] ..
+/// rule_begin[s+1]) (sorted by rule, one per rule).
+struct RuleDfa {
+  std::vector<uint8_t> final;
+  std::vector<uint32_t> byte_begin{0};
+  std::vector<CompiledGrammar::ByteEdge> bytes;
+  std::vector<uint32_t> rule_begin{0};
+  std::vector<CompiledGrammar::RuleEdge> rules;
+
+  uint32_t size() const { return static_cast<uint32_t>(final.size()); }
+  /// Appends a state whose edges are the given ones (targets must be valid indices
+  /// eventually).
+  void add_state(bool is_final) {
+    final.push_back(is_final ? 1 : 0);
+    byte_begin.push_back(static_cast<uint32_t>(bytes.size()));
+    rule_begin.push_back(static_cast<uint32_t>(rules.size()));
+  }
+  void close_state() {
+    byte_begin.back() = static_cast<uint32_t>(bytes.size());
+    rule_begin.back() = static_cast<uint32_t>(rules.size());
+  }
+};
+
+/// Thompson NFA + subset construction for `rule`. Throws GrammarError naming the rule when
+/// it needs more than `max_states` states.
+RuleDfa determinize_rule(const Rule& rule, uint32_t max_states);
+
+/// Moore's partition refinement; the start stays state 0.
+RuleDfa minimize(const RuleDfa& dfa);
+
+/// Removes states from which no final state is reachable (through bytes, or through rules
+/// with productive[rule]), and the edges into them. The start state always stays.
+RuleDfa trim(const RuleDfa& dfa, const std::vector<char>& productive);
+
+}  // namespace lockstep

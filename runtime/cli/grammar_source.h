@@ -1,0 +1,23 @@
+// runtime/cli/grammar_source.h — the grammar options shared by the CLI commands.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "automata/compiled_grammar.h"
+
+namespace lockstep::cli {
+
+struct GrammarSourceArgs {
+  std::string grammar_file;  ///< --grammar FILE.gbnf
+};
+
+void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args);
+
+/// The compiled grammar the options name, or null when none was given. Errors carry the
+/// source's name: "FILE:line:column: message".
+std::shared_ptr<const CompiledGrammar> compile_grammar_source(const GrammarSourceArgs& args);
+
+}  // namespace lockstep::cli

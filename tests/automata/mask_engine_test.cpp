@@ -1,0 +1,255 @@
+// The mask engine's parts: token sets, the per-state cache, jump-forward, batch filling,
+// XGrammar's EBNF cases, and pathological grammars that must end within limits.
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "automata/matcher.h"
+#include "tests/test_data.h"
+
+namespace lockstep {
+namespace {
+
+std::shared_ptr<const CompiledGrammar> compile(const std::string& gbnf) {
+  return CompiledGrammar::compile(parse_gbnf(gbnf));
+}
+
+std::shared_ptr<const Vocabulary> small_vocab(std::vector<std::string> tokens) {
+  tokens.insert(tokens.begin(), "</s>");
+  std::vector<TokenKind> kinds(tokens.size(), TokenKind::kText);
+  return std::make_shared<Vocabulary>(tokens, kinds, std::vector<int32_t>{0});
+}
+
+TEST(TokenSet, PicksTheSmallestFormAndOrsCorrectly) {
+  const size_t universe = 1000;
+  for (size_t count : {0u, 5u, 31u, 500u, 975u, 1000u}) {
+    std::vector<int32_t> ids;
+    for (size_t i = 0; i < count; ++i) ids.push_back(static_cast<int32_t>(i * universe / std::max<size_t>(count, 1)));
+    const TokenSet s = TokenSet::from_sorted(ids, universe);
+    EXPECT_EQ(s.size(), count);
+    if (count <= universe / 32) EXPECT_EQ(s.form(), TokenSet::Form::kIds);
+    else if (universe - count <= universe / 32) EXPECT_EQ(s.form(), TokenSet::Form::kComplement);
+    else EXPECT_EQ(s.form(), TokenSet::Form::kBitset);
+    std::vector<uint32_t> words((universe + 31) / 32, 0);
+    s.or_into(words);
+    size_t bits = 0;
+    for (uint32_t w : words) bits += static_cast<size_t>(__builtin_popcount(w));
+    EXPECT_EQ(bits, count);
+    for (int32_t id : ids) EXPECT_TRUE(s.contains(id));
+  }
+}
+
+TEST(MaskCache, ClassifiesAcceptedUncertainRejected) {
+  // In `item`, after "a": "b" stays inside item (accepted); "b," completes item after one
+  // byte and needs the list around it to take "," (uncertain, suffix ","); "x" is rejected.
+  // Tokens that start right after a completion ("," "]") belong to the parent's items.
+  CompileLimits no_inlining;
+  no_inlining.inline_rules = false;  // keep `item` a rule of its own
+  auto g = CompiledGrammar::compile(
+      parse_gbnf("root ::= \"[\" item (\",\" item)* \"]\"\nitem ::= \"a\" \"b\"?"), no_inlining);
+  auto vocab = small_vocab({"b", ",", "x", "b,", ",a", "]"});
+  TokenMaskCache cache(g, vocab);
+  const uint32_t item = static_cast<uint32_t>(g->grammar().find_rule("item"));
+  // The state of `item` after "a": reached from its start by the byte 'a'.
+  uint32_t after_a = UINT32_MAX;
+  for (const auto& e : g->byte_edges(g->rule_start(item))) {
+    if (e.lo <= 'a' && 'a' <= e.hi) after_a = e.target;
+  }
+  ASSERT_NE(after_a, UINT32_MAX);
+  const StateMask& m = cache.get(after_a);
+  EXPECT_TRUE(m.accepted.contains(1));    // "b"
+  EXPECT_FALSE(m.accepted.contains(4));   // "b,": "b" then completion then ","
+  EXPECT_EQ(m.suffixes, std::vector<std::string>{","});
+  EXPECT_EQ(m.suffix_tokens, std::vector<std::vector<int32_t>>{{4}});
+  EXPECT_EQ(m.rejected, 4u);  // ",", "x", ",a", "]"
+  EXPECT_EQ(&cache.get(after_a), &m);  // computed once
+  const auto st = cache.stats();
+  EXPECT_EQ(st.computed, 1u);
+  EXPECT_GT(st.memory_bytes, 0u);
+}
+
+TEST(MaskCache, ConcurrentMatchersShareOneCache) {
+  auto g = compile(test_data::read_file(test_data::shared("grammars/llama.cpp/json.gbnf")));
+  auto vocab = small_vocab({"{", "}", "\"", "a", "\":", " ", "1", "[", "]", ",", "\"a\"", "true"});
+  auto cache = std::make_shared<TokenMaskCache>(g, vocab);
+  cache->start_background_precompute();
+  std::vector<std::thread> threads;
+  std::vector<std::vector<uint32_t>> results(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      GrammarMatcher m(cache);
+      std::vector<uint32_t> mask(vocab->bitmask_words());
+      for (const char* piece : {"{", "\"a\"", "\":", " ", "[", "1"}) {
+        m.fill_next_token_bitmask(mask);
+        results[t].insert(results[t].end(), mask.begin(), mask.end());
+        m.accept_bytes(piece);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 1; t < 4; ++t) EXPECT_EQ(results[t], results[0]);
+  cache->precompute(2);
+  EXPECT_EQ(cache->stats().computed, g->num_states());
+}
+
+TEST(Matcher, JumpForwardReturnsTheForcedBytes) {
+  auto vocab = small_vocab({"a"});
+  GrammarMatcher m(compile("root ::= \"{\\\"name\\\": \" [a-z]+ \"}\""), vocab);
+  EXPECT_EQ(m.jump_forward_bytes(), "{\"name\": ");
+  EXPECT_EQ(m.num_steps(), 0u);  // the state is unchanged
+  ASSERT_TRUE(m.accept_bytes("{\"name\": abc"));
+  EXPECT_EQ(m.jump_forward_bytes(), "");
+  GrammarMatcher h(compile("root ::= \"hello world\" | \"hello there\" | \"help\""), vocab);
+  EXPECT_EQ(h.jump_forward_bytes(), "hel");
+  ASSERT_TRUE(h.accept_bytes("hell"));
+  EXPECT_EQ(h.jump_forward_bytes(), "o ");
+  // Where the output may end, nothing is forced.
+  GrammarMatcher opt(compile("root ::= \"ab\" \"cd\"?"), vocab);
+  ASSERT_TRUE(opt.accept_bytes("ab"));
+  EXPECT_EQ(opt.jump_forward_bytes(), "");
+  EXPECT_EQ(opt.jump_forward_bytes(3), "");
+  // Multi-byte characters are forced byte by byte.
+  GrammarMatcher utf(compile("root ::= \"é\" [0-9]"), vocab);
+  EXPECT_EQ(utf.jump_forward_bytes(), "\xC3\xA9");
+}
+
+TEST(Matcher, BatchFillEqualsOneByOne) {
+  auto g = compile(test_data::read_file(test_data::shared("grammars/llama.cpp/arithmetic.gbnf")));
+  auto vocab = small_vocab({"a", "b1", "=", " ", "\n", "(", ")", "+", "7", "x_"});
+  auto cache = std::make_shared<TokenMaskCache>(g, vocab);
+  std::vector<GrammarMatcher> ms;
+  const char* prefixes[] = {"", "a", "a=", "a= (", "b1+7= ", "x=1\n", "(q", "zz"};
+  for (const char* p : prefixes) {
+    ms.emplace_back(cache);
+    ASSERT_TRUE(ms.back().accept_bytes(p) || std::string(p).empty()) << p;
+  }
+  std::vector<GrammarMatcher*> ptrs;
+  for (auto& m : ms) ptrs.push_back(&m);
+  const size_t stride = vocab->bitmask_words() + 3;
+  std::vector<uint32_t> batch(ptrs.size() * stride, 0xDEADBEEF);
+  fill_next_token_bitmasks(ptrs, batch, stride, 2);
+  for (size_t i = 0; i < ms.size(); ++i) {
+    std::vector<uint32_t> one(stride);
+    GrammarMatcher copy = ms[i].fork();
+    copy.fill_next_token_bitmask(one);
+    EXPECT_EQ(std::vector<uint32_t>(batch.begin() + i * stride, batch.begin() + (i + 1) * stride), one) << prefixes[i];
+  }
+}
+
+// XGrammar's EBNF accept/reject cases whose grammar is GBNF (the others use XGrammar's own
+// extensions: lookahead assertions, Regex(), TagDispatch, … and fail to parse).
+TEST(Matcher, XGrammarEbnfCasesInGbnfSyntax) {
+  const auto cases = nlohmann::json::parse(
+      test_data::read_file(test_data::shared("grammars/xgrammar/ebnf_accept_reject_cases.json")));
+  int gbnf = 0, agree = 0, other_syntax = 0, custom_root = 0;
+  for (const auto& c : cases) {
+    if (c.value("test", "") == "test_custom_root_rule") {
+      ++custom_root;  // these use a start rule other than `root`, not recorded in the data
+      continue;
+    }
+    std::shared_ptr<const CompiledGrammar> g;
+    try {
+      g = compile(c["grammar"].get<std::string>());
+    } catch (const GrammarError&) {
+      ++other_syntax;
+      continue;
+    }
+    ++gbnf;
+    EarleyParser p(*g);
+    const std::string input = c["input"];
+    const bool accepted = p.advance(input) && p.accepting();
+    if (accepted == c["accepted"].get<bool>()) {
+      ++agree;
+    } else {
+      ADD_FAILURE() << c["grammar"] << "\ninput " << c["input"] << " expected " << c["accepted"];
+    }
+  }
+  std::printf("[ xgrammar ] %zu cases: %d GBNF-compatible, %d agree; %d other syntax, %d custom root\n",
+              cases.size(), gbnf, agree, other_syntax, custom_root);
+  EXPECT_EQ(agree, gbnf);
+  EXPECT_GE(gbnf, 100);
+}
+
+template <typename Fn>
+double seconds(Fn fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TEST(Pathological, ManyOptionalsAreLinear) {
+  std::string g = "root ::=";
+  for (int i = 0; i < 50; ++i) g += " \"a\"?";
+  auto vocab = small_vocab({"a", "aa", "aaaa", "b"});
+  GrammarMatcher m(compile(g), vocab);
+  std::vector<uint32_t> mask(vocab->bitmask_words());
+  for (int i = 0; i < 12; ++i) {
+    m.fill_next_token_bitmask(mask);
+    EXPECT_EQ(mask[0] & 0b10001u, 0b00001u);  // EOS allowed, "b" never
+    ASSERT_TRUE(m.accept_token(3));           // "aaaa"
+  }
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b00111u);  // 48 of 50 used: "a", "aa" (and EOS) remain
+}
+
+TEST(Pathological, DeepNestingIsAClearError) {
+  const std::string deep = "root ::= " + std::string(10000, '(') + "\"x\"" + std::string(10000, ')');
+  try {
+    parse_gbnf(deep);
+    ADD_FAILURE();
+  } catch (const GrammarError& e) {
+    EXPECT_NE(std::string(e.what()).find("nested more than 500 deep"), std::string::npos);
+  }
+  // 400 levels are fine.
+  const std::string ok = "root ::= " + std::string(400, '(') + "\"x\"" + std::string(400, ')');
+  EXPECT_NO_THROW(compile(ok));
+}
+
+TEST(Pathological, TenThousandAlternatives) {
+  std::string g = "root ::= ";
+  for (int i = 0; i < 10000; ++i) g += (i ? " | \"w" : "\"w") + std::to_string(i) + "\"";
+  std::shared_ptr<const CompiledGrammar> cg;
+  EXPECT_LT(seconds([&] { cg = compile(g); }), 30.0);
+  auto vocab = small_vocab({"w", "w1", "w99", "w10000", "9", "0"});
+  GrammarMatcher m(cg, vocab);
+  std::vector<uint32_t> mask(vocab->bitmask_words());
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b0001110u);  // "w", "w1", "w99"; not "w10000"
+  ASSERT_TRUE(m.accept_token(2));  // "w1"
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b1100001u);  // EOS ("w1"), "9", "0" ("w19", "w10")
+}
+
+TEST(Pathological, AutomatonLimitsAreClearErrors) {
+  try {
+    compile("root ::= ([a-z]{1000}){2000}");
+    ADD_FAILURE();
+  } catch (const GrammarError& e) {
+    EXPECT_NE(std::string(e.what()).find("automaton states"), std::string::npos) << e.what();
+  }
+  CompileLimits tight;
+  tight.max_total_states = 100;
+  try {
+    CompiledGrammar::compile(parse_gbnf("root ::= [a-z]{200}"), tight);
+    ADD_FAILURE();
+  } catch (const GrammarError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 100 automaton states"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Pathological, TotalItemLimitBoundsMemory) {
+  auto g = compile("root ::= \"(\" root \")\" | \"\"");
+  ParserLimits limits;
+  limits.max_total_items = 5000;
+  EarleyParser p(*g, limits);
+  EXPECT_THROW(
+      {
+        for (int i = 0; i < 100000; ++i) ASSERT_TRUE(p.advance('('));
+      },
+      ParserLimitError);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -1,0 +1,60 @@
+// The vocabulary as a trie: a token's subtree range holds exactly the tokens that start
+// with it (by prefix, not by substring), on real vocabularies.
+#include <gtest/gtest.h>
+
+#include "runtime/tokenizer.h"
+#include "tests/test_data.h"
+
+namespace lockstep {
+namespace {
+
+size_t sorted_position(const Vocabulary& v, std::string_view bytes) {
+  const auto sorted = v.sorted_text_tokens();
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (v.token_bytes(sorted[i]) == bytes) return i;
+  }
+  return SIZE_MAX;
+}
+
+void expect_exact_subtrees(const Vocabulary& v) {
+  const auto sorted = v.sorted_text_tokens();
+  const auto end = v.sorted_subtree_end();
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    const std::string_view t = v.token_bytes(sorted[i]);
+    ASSERT_GT(end[i], i);
+    // Every token inside starts with t; the first one after does not.
+    ASSERT_EQ(v.token_bytes(sorted[end[i] - 1]).substr(0, t.size()), t);
+    if (end[i] < sorted.size()) {
+      ASSERT_NE(v.token_bytes(sorted[end[i]]).substr(0, t.size()), t) << i;
+    }
+  }
+}
+
+TEST(VocabTrie, Llama3SubtreesAreByPrefix) {
+  const auto tok = load_tokenizer(test_data::shared("vocab/llama3-hf/tokenizer.json").string());
+  const Vocabulary& v = tok->vocabulary();
+  const auto sorted = v.sorted_text_tokens();
+  const auto end = v.sorted_subtree_end();
+  for (const auto& [parent, other] : {std::pair<std::string, std::string>{"luk", "luluk"},
+                                      {"\r\n", "\r\r\n"}}) {
+    const size_t p = sorted_position(v, parent);
+    const size_t o = sorted_position(v, other);
+    ASSERT_NE(p, SIZE_MAX) << parent;
+    ASSERT_NE(o, SIZE_MAX) << other;
+    EXPECT_FALSE(o >= p && o < end[p]) << "'" << parent << "' must not cover '" << other << "'";
+    for (size_t k = p; k < end[p]; ++k) {
+      EXPECT_EQ(v.token_bytes(sorted[k]).substr(0, parent.size()), parent);
+    }
+  }
+  expect_exact_subtrees(v);
+}
+
+TEST(VocabTrie, EveryVocabularyHasExactSubtrees) {
+  for (const char* f : {"llama2/tokenizer.bin", "qwen3-hf/tokenizer.json", "gpt2/encoder.json"}) {
+    SCOPED_TRACE(f);
+    expect_exact_subtrees(load_tokenizer(test_data::shared(std::string("vocab/") + f).string())->vocabulary());
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
