@@ -141,6 +141,7 @@ const StateMask& TokenMaskCache::get(uint32_t state) {
   }
   StateMask* computed = nullptr;
   try {
+    ++computations_;
     computed = new StateMask(compute(state));
   } catch (...) {
     std::lock_guard lock(mutex_);
@@ -173,6 +174,7 @@ void TokenMaskCache::precompute(unsigned threads) {
 TokenMaskCache::Stats TokenMaskCache::stats() const {
   Stats s;
   s.states = masks_.size();
+  s.computations = computations_.load();
   for (const auto& m : masks_) {
     const StateMask* p = m.load(std::memory_order_acquire);
     if (!p) continue;

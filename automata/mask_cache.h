@@ -87,6 +87,7 @@ class TokenMaskCache {
   struct Stats {
     size_t states = 0;           ///< automaton states of the grammar
     size_t computed = 0;         ///< states whose mask is in the cache
+    size_t computations = 0;     ///< state walks run (equals computed: none is run twice)
     size_t memory_bytes = 0;     ///< memory of the cached masks
     double compute_seconds = 0;  ///< total time spent computing them
     size_t uncertain_tokens = 0; ///< over all computed states
@@ -109,6 +110,7 @@ class TokenMaskCache {
   mutable std::mutex mutex_;
   std::condition_variable done_;
   std::vector<uint8_t> computing_;
+  std::atomic<size_t> computations_{0};
   std::thread background_;
   std::atomic<bool> stop_{false};
 };

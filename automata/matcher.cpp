@@ -183,7 +183,7 @@ void GrammarMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
       kernel_.push_back(it);
     }
   }
-  const bool cacheable = signature(kernel_, key_);
+  const bool cacheable = use_configurations_ && signature(kernel_, key_);
   if (cacheable) {
     if (auto hit = masks_.find(key_); hit != masks_.end()) {
       ++counters_.configuration_hits;

@@ -86,6 +86,10 @@ class GrammarMatcher {
   const CompiledGrammar& grammar() const { return cache_->grammar(); }
   const TokenMaskCache& cache() const { return *cache_; }
 
+  /// Turns the whole-mask configuration cache on (default) or off (benchmarks of the
+  /// composition path).
+  void set_configuration_cache(bool on) { use_configurations_ = on; }
+
   /// Counters of the configuration cache, for benchmarks.
   struct Counters {
     size_t masks = 0, configuration_hits = 0, probes = 0;
@@ -105,6 +109,7 @@ class GrammarMatcher {
   EarleyParser parser_;
   std::vector<uint32_t> history_;  // bytes consumed by each step, or kEogStep
   bool terminated_ = false;
+  bool use_configurations_ = true;
 
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> context_memo_;  // per set: (rule, id)
   std::map<std::vector<uint32_t>, uint32_t> contexts_;

@@ -51,7 +51,11 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
 
   std::unique_ptr<GrammarMatcher> matcher;
   if (options.grammar) {
-    matcher = std::make_unique<GrammarMatcher>(options.grammar, tok.shared_vocabulary());
+    // The per-state masks fill in on a second thread while the model runs; the decode loop
+    // computes any state it reaches first.
+    auto cache = std::make_shared<TokenMaskCache>(options.grammar, tok.shared_vocabulary());
+    cache->start_background_precompute();
+    matcher = std::make_unique<GrammarMatcher>(cache);
   }
   SamplerChain chain = make_sampler_chain(options.sampling, matcher.get());
 

@@ -72,12 +72,20 @@ class Llama2cTokenizer : public Tokenizer {
   }
 
   std::vector<int32_t> encode(std::string_view text, bool add_bos) const override {
+    return encode_impl(text, add_bos, true);
+  }
+  std::vector<int32_t> encode_continuation(std::string_view text) const override {
+    return encode_impl(text, false, false);
+  }
+
+ private:
+  std::vector<int32_t> encode_impl(std::string_view text, bool add_bos, bool dummy_prefix) const {
     std::vector<int32_t> ids;
     if (add_bos && bos_ >= 0) ids.push_back(bos_);
     if (text.empty()) return ids;
     std::vector<int32_t> work;
     // SentencePiece's dummy prefix: a space in front of the text.
-    if (auto it = lookup_.find(" "); it != lookup_.end()) work.push_back(it->second);
+    if (auto it = lookup_.find(" "); dummy_prefix && it != lookup_.end()) work.push_back(it->second);
     // One token per UTF-8 character, or its bytes when the vocabulary lacks it.
     for (size_t i = 0; i < text.size();) {
       size_t len = 1;
@@ -119,7 +127,6 @@ class Llama2cTokenizer : public Tokenizer {
     return ids;
   }
 
- private:
   std::vector<std::string> pieces_;
   std::vector<float> scores_;
   std::unordered_map<std::string, int32_t> lookup_;

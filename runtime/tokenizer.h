@@ -23,6 +23,12 @@ class Tokenizer {
   /// Token ids of `text`; with add_bos, the beginning-of-sequence id first (if the
   /// tokenizer has one).
   virtual std::vector<int32_t> encode(std::string_view text, bool add_bos) const = 0;
+  /// Token ids of `text` as it appears inside generated output, after other tokens: like
+  /// encode(text, false) but without SentencePiece's dummy space prefix, so the tokens'
+  /// bytes concatenate to exactly `text`.
+  virtual std::vector<int32_t> encode_continuation(std::string_view text) const {
+    return encode(text, false);
+  }
   /// Text of `ids` as the tokenizer's own decoder renders it (control tokens omitted;
   /// SentencePiece drops the space it added in front of the first word).
   virtual std::string decode(std::span<const int32_t> ids) const;

@@ -136,6 +136,15 @@ std::vector<int32_t> VocabTokenizer::encode(std::string_view text, bool add_bos)
 
 std::vector<int32_t> VocabTokenizer::encode(std::string_view text, bool add_bos,
                                             bool parse_special) const {
+  return encode_impl(text, add_bos, parse_special, config_.add_space_prefix);
+}
+
+std::vector<int32_t> VocabTokenizer::encode_continuation(std::string_view text) const {
+  return encode_impl(text, false, false, false);
+}
+
+std::vector<int32_t> VocabTokenizer::encode_impl(std::string_view text, bool add_bos,
+                                                 bool parse_special, bool space_prefix) const {
   std::vector<int32_t> out;
   if (add_bos && config_.bos >= 0) out.push_back(config_.bos);
   // Split out special tokens: each candidate, longest first, cuts every remaining text
@@ -174,16 +183,16 @@ std::vector<int32_t> VocabTokenizer::encode(std::string_view text, bool add_bos,
       after_special = true;
       continue;
     }
-    encode_fragment(f.text, after_special, out);
+    encode_fragment(f.text, space_prefix && after_special, out);
     after_special = false;
   }
   return out;
 }
 
-void VocabTokenizer::encode_fragment(std::string_view raw, bool first, std::vector<int32_t>& out) const {
+void VocabTokenizer::encode_fragment(std::string_view raw, bool prefix, std::vector<int32_t>& out) const {
   if (raw.empty()) return;
   std::string text = config_.nfc ? unicode::nfc(raw) : std::string(raw);
-  if (config_.add_space_prefix && first) text.insert(text.begin(), ' ');
+  if (prefix) text.insert(text.begin(), ' ');
   if (config_.metaspace) text = replace_all(text, " ", kMetaspace);
   std::vector<std::string_view> words;
   if (config_.splitters.empty()) {

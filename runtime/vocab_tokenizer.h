@@ -60,6 +60,7 @@ class VocabTokenizer : public Tokenizer {
   /// `parse_special`: also match control tokens written in the text (e.g. "<|im_end|>");
   /// user-defined tokens are always matched.
   std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special) const;
+  std::vector<int32_t> encode_continuation(std::string_view text) const override;
   std::string decode(std::span<const int32_t> ids) const override;
   std::string token_name(int32_t id) const override;
   bool strips_space_after_bos() const override { return config_.decode_strips_prefix; }
@@ -76,7 +77,9 @@ class VocabTokenizer : public Tokenizer {
   using TokenMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
 
   int32_t find(std::string_view text) const;
-  void encode_fragment(std::string_view text, bool first, std::vector<int32_t>& out) const;
+  std::vector<int32_t> encode_impl(std::string_view text, bool add_bos, bool parse_special,
+                                   bool space_prefix) const;
+  void encode_fragment(std::string_view text, bool prefix, std::vector<int32_t>& out) const;
   void encode_word_ranks(std::string_view word, std::vector<int32_t>& out) const;
   void encode_word_scores(std::string_view word, std::vector<int32_t>& out) const;
   void emit_unknown(std::string_view text, std::vector<int32_t>& out) const;

@@ -61,6 +61,18 @@ TEST(TokenBytes, SentencePieceSpacesAndByteTokens) {
   EXPECT_EQ(t->encode("Hello", true), (std::vector<int32_t>{1, 15043}));
 }
 
+TEST(TokenBytes, ContinuationsHaveNoDummyPrefix) {
+  for (const char* f : {"llama.cpp-ggml-vocab/ggml-vocab-llama-spm.gguf", "llama2/tokenizer.bin",
+                        "llama3-hf/tokenizer.json"}) {
+    const auto t = load(f);
+    for (const std::string s : {"{\"a\": 1}", " leading space", "x"}) {
+      std::string bytes;
+      for (int32_t id : t->encode_continuation(s)) bytes += t->token_bytes(id);
+      EXPECT_EQ(bytes, s) << f;
+    }
+  }
+}
+
 TEST(TokenBytes, Gpt2Files) {
   const auto t = load("gpt2/encoder.json");
   EXPECT_EQ(t->size(), 50257u);
