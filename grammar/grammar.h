@@ -117,4 +117,28 @@ void validate(const Grammar& grammar);
 /// duplicate definitions, and the whole-grammar errors of validate().
 Grammar parse_gbnf(std::string_view text, std::string_view root_rule = "root");
 
+struct RegexOptions {
+  /// false: the whole output must match (`--regex`). true: JSON Schema `pattern` semantics,
+  /// an unanchored search — the pattern may match anywhere unless `^` / `$` anchor it.
+  bool search = false;
+  /// ECMA-262 meanings (JSON Schema): `.` excludes every line terminator (\n \r U+2028
+  /// U+2029) and `\s` is Unicode whitespace. Otherwise RE2's: `.` excludes \n, `\s` is
+  /// [\t\n\f\r ].
+  bool ecma = false;
+};
+
+/// Parses a regular expression in the syntax ECMA-262 and RE2 share: literals and escapes
+/// (\n \t \r \f \v \0 \xHH \x{H…} \uHHHH \u{H…}, escaped metacharacters), `.`,
+/// classes `[...]` `[^...]` with ranges and \d \w \s \D \W \S, POSIX `[:alpha:]`,
+/// Unicode general categories \p{L} \p{Lu} \pN … and \P{…}, groups (capturing, `(?:…)`,
+/// `(?<name>…)`, `(?P<name>…)`), alternation, quantifiers `* + ? {m} {m,} {m,n}` and their
+/// lazy forms (same language), `^` `$` (\A \z) at the ends, flags `(?i)` `(?s)` and
+/// `(?i:…)`. Regular languages only: lookaround, backreferences and word boundaries are
+/// rejected. Code points become UTF-8 byte automata later, like GBNF classes.
+/// Throws GrammarError naming the position (line:column of the pattern, byte offset).
+Expr regex_to_expr(std::string_view pattern, const RegexOptions& options = {});
+
+/// A grammar whose root rule is the regex.
+Grammar parse_regex(std::string_view pattern, const RegexOptions& options = {});
+
 }  // namespace lockstep

@@ -7,7 +7,7 @@
 #include <re2/re2.h>
 
 #include "grammar/utf8.h"
-#include "runtime/unicode.h"
+#include "grammar/unicode.h"
 
 namespace lockstep {
 

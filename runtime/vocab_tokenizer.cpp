@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/unicode.h"
+#include "grammar/unicode.h"
 
 namespace lockstep {
 

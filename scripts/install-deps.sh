@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 packages=(
   g++ cmake ninja-build make pkg-config
   libre2-dev libutf8proc-dev nlohmann-json3-dev tao-pegtl-dev libboost-dev libcli11-dev libfmt-dev
-  libcpp-httplib-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libcpp-httplib-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev
 )
 missing=()
 for p in "${packages[@]}"; do

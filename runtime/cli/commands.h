@@ -11,6 +11,7 @@ void add_generate(CLI::App& app);
 void add_tokenize(CLI::App& app);
 void add_convert(CLI::App& app);
 void add_bench(CLI::App& app);
+void add_check(CLI::App& app);
 
 
 }  // namespace lockstep::cli

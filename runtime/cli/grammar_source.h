@@ -12,12 +12,15 @@ namespace lockstep::cli {
 
 struct GrammarSourceArgs {
   std::string grammar_file;  ///< --grammar FILE.gbnf
+  std::string regex;         ///< --regex PATTERN (the whole output must match)
+  bool regex_given = false;
 };
 
 void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args);
 
 /// The compiled grammar the options name, or null when none was given. Errors carry the
-/// source's name: "FILE:line:column: message".
+/// source's name: "FILE:line:column: message", "--regex:1:column: message". Throws when
+/// more than one source is given.
 std::shared_ptr<const CompiledGrammar> compile_grammar_source(const GrammarSourceArgs& args);
 
 }  // namespace lockstep::cli

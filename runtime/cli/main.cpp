@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   lockstep::cli::add_tokenize(app);
   lockstep::cli::add_convert(app);
   lockstep::cli::add_bench(app);
+  lockstep::cli::add_check(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <re2/re2.h>
 
 #include "tests/test_data.h"
 
@@ -161,6 +162,28 @@ TEST(Cli, ConvertThenGenerateFromGguf) {
   std::ofstream(out, std::ios::binary | std::ios::trunc) << bytes.substr(0, 600000);
   expect_one_line_error(run_cli({"generate", "--model", out}), "runs past the end of the file");
   std::filesystem::remove(out);
+}
+
+TEST(Cli, CheckAndGenerateWithARegex) {
+  CliResult r = run_cli({"check", "--regex", "[0-9]{3}-[0-9]{4}", "--input", "555-1234"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "accepted\n");
+  r = run_cli({"check", "--regex", "[0-9]{3}-[0-9]{4}", "--input", "555-12x4"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("byte offset 6"), std::string::npos) << r.out;
+  r = run_cli({"check", "--regex", "[0-9]{3}-[0-9]{4}", "--input", "555-12"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("incomplete"), std::string::npos) << r.out;
+  expect_one_line_error(run_cli({"check", "--regex", "[z-a]", "--input", "x"}),
+                        "--regex:1:2: character range 'z-a' is out of order");
+  expect_one_line_error(run_cli({"generate", "--regex", "a(?=b)"}), "--regex:1:2: lookaround");
+  r = run_cli({"generate", "--regex", "[0-9]{3}-[0-9]{3}-[0-9]{4}", "--seed", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(re2::RE2::FullMatch(r.out, "[0-9]{3}-[0-9]{3}-[0-9]{4}")) << r.out;
+  TempFile g("lockstep_check.gbnf", "root ::= \"a\"+\n");
+  EXPECT_EQ(run_cli({"check", "--grammar", g.path.string(), "--input", "aaa"}).exit_code, 0);
+  expect_one_line_error(run_cli({"check", "--grammar", g.path.string(), "--regex", "a", "--input", "a"}),
+                        "give one of --grammar and --regex");
 }
 
 TEST(Cli, BadOptionsAreRejected) {

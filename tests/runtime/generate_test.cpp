@@ -3,6 +3,7 @@
 // the output byte by byte for every grammar.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <re2/re2.h>
 
 #include "automata/earley.h"
 #include "runtime/generator.h"
@@ -99,6 +100,28 @@ TEST(Generate, ListArithmeticChessSeeds1To20) {
       ended += r.stop == StopReason::kEndOfGeneration;
     }
     RecordProperty(std::string(name) + "_ended", ended);
+  }
+}
+
+// --regex on the bundled model: for 20 seeds each output is a full match for RE2.
+TEST(Generate, RegexOutputsAreFullMatchesForRe2) {
+  const char* patterns[] = {R"([0-9]{3}-[0-9]{3}-[0-9]{4})", R"(\d{4}-\d{2}-\d{2})",
+                            R"([a-z]{3,10}@[a-z]{3,10}\.(com|org|net))"};
+  for (const char* pattern : patterns) {
+    const auto g = CompiledGrammar::compile(parse_regex(pattern));
+    const re2::RE2 re(pattern);
+    ASSERT_TRUE(re.ok());
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+      GenerateOptions opt;
+      opt.prompt = "Once upon a time";
+      opt.max_tokens = 64;
+      opt.sampling.temperature = 1.0f;
+      opt.sampling.seed = seed;
+      opt.grammar = g;
+      const GenerateResult r = generate(model(), opt);
+      EXPECT_EQ(r.stop, StopReason::kEndOfGeneration) << pattern << " seed " << seed;
+      EXPECT_TRUE(re2::RE2::FullMatch(r.text, re)) << pattern << " seed " << seed << ": " << r.text;
+    }
   }
 }
 

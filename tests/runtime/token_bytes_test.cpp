@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/tokenizer.h"
-#include "runtime/unicode.h"
+#include "grammar/unicode.h"
 #include "tests/test_data.h"
 
 namespace lockstep {
