@@ -6,6 +6,8 @@
 // the same reason). Rules are processed callees first; bodies above a size bound stay rules.
 #include "automata/inline.h"
 
+#include "grammar/char_dfa.h"
+
 #include <algorithm>
 #include <functional>
 
@@ -21,6 +23,7 @@ size_t expanded_size(const Expr& e) {
     case Expr::Kind::kLiteral: return e.bytes.size();
     case Expr::Kind::kCharClass: return 2 * e.ranges.size() + 1;
     case Expr::Kind::kRuleRef: return 1;
+    case Expr::Kind::kAutomaton: return 4 * e.automaton->size() + 1;
     case Expr::Kind::kRepeat: {
       const size_t child = expanded_size(e.children[0]);
       const size_t times = e.max == kUnbounded ? size_t{e.min} + 1 : e.max;

@@ -2,12 +2,15 @@
 #include "automata/rule_automaton.h"
 
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <unordered_map>
 
 
 #include <fmt/format.h>
 
 #include "automata/utf8_ranges.h"
+#include "grammar/char_dfa.h"
 
 namespace lockstep {
 
@@ -113,6 +116,81 @@ class Nfa {
     return num_states++;
   }
 
+  // Edges for code points lo..hi from `from` to `to`: their UTF-8 encodings or, inside a
+  // JSON string, also their escapes (RFC 8259 §7).
+  void codepoint_edges(uint32_t from, uint32_t to, uint32_t lo, uint32_t hi, bool json) {
+    std::vector<CodepointRange> raw{{lo, hi}};
+    if (json) raw = Expr::char_class({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, true).ranges;
+    for (const auto& r : Expr::char_class(raw).ranges) {
+      const uint32_t a = std::max(r.lo, lo), b = std::min(r.hi, hi);
+      if (a > b) continue;
+      for (const auto& seq : utf8_sequences(Expr::char_class({{a, b}}).ranges)) byte_chain(from, to, seq);
+    }
+    if (!json) return;
+    static constexpr std::pair<uint32_t, char> kShort[] = {{'"', '"'}, {'\\', '\\'}, {'/', '/'}, {8, 'b'},
+                                                           {12, 'f'}, {10, 'n'}, {13, 'r'}, {9, 't'}};
+    for (const auto& [cp, letter] : kShort) {
+      if (cp < lo || cp > hi) continue;
+      const uint32_t mid = add_state();
+      bytes.push_back({from, '\\', '\\', mid});
+      bytes.push_back({mid, static_cast<uint8_t>(letter), static_cast<uint8_t>(letter), to});
+    }
+    // \uXXXX for the Basic Multilingual Plane (surrogates excluded).
+    for (const auto& r : Expr::char_class({{lo, std::min<uint32_t>(hi, 0xFFFF)}}).ranges) {
+      if (r.lo > r.hi || r.lo > 0xFFFF) continue;
+      for (const auto& digits : hex_sequences(r.lo, r.hi)) {
+        uint32_t cur = add_state();
+        bytes.push_back({from, '\\', '\\', cur});
+        uint32_t next = add_state();
+        bytes.push_back({cur, 'u', 'u', next});
+        cur = next;
+        for (size_t i = 0; i < 4; ++i) {
+          next = i == 3 ? to : add_state();
+          const auto [d0, d1] = digits[i];
+          if (d0 <= 9) bytes.push_back({cur, static_cast<uint8_t>('0' + d0), static_cast<uint8_t>('0' + std::min(d1, 9u)), next});
+          if (d1 >= 10) {
+            const uint32_t a = std::max(d0, 10u) - 10, b = d1 - 10;
+            bytes.push_back({cur, static_cast<uint8_t>('A' + a), static_cast<uint8_t>('A' + b), next});
+            bytes.push_back({cur, static_cast<uint8_t>('a' + a), static_cast<uint8_t>('a' + b), next});
+          }
+          cur = next;
+        }
+      }
+    }
+  }
+
+  // 4-hex-digit strings with values lo..hi, as per-digit ranges (the UTF-8 range split in
+  // base 16).
+  static std::vector<std::array<std::pair<uint32_t, uint32_t>, 4>> hex_sequences(uint32_t lo, uint32_t hi) {
+    std::vector<std::array<std::pair<uint32_t, uint32_t>, 4>> out;
+    std::function<void(uint32_t, uint32_t)> split = [&](uint32_t a, uint32_t b) {
+      if (a > b) return;
+      for (int i = 1; i < 4; ++i) {
+        const uint32_t m = (1u << (4 * i)) - 1;
+        if ((a & ~m) != (b & ~m)) {
+          if ((a & m) != 0) {
+            split(a, a | m);
+            split((a | m) + 1, b);
+            return;
+          }
+          if ((b & m) != m) {
+            split(a, (b & ~m) - 1);
+            split(b & ~m, b);
+            return;
+          }
+        }
+      }
+      std::array<std::pair<uint32_t, uint32_t>, 4> d;
+      for (int pos = 0; pos < 4; ++pos) {
+        const int shift = 4 * (3 - pos);
+        d[pos] = {(a >> shift) & 15, (b >> shift) & 15};
+      }
+      out.push_back(d);
+    };
+    split(lo, hi);
+    return out;
+  }
+
   void byte_chain(uint32_t from, uint32_t to, const std::vector<ByteRange>& seq) {
     uint32_t cur = from;
     for (size_t i = 0; i < seq.size(); ++i) {
@@ -146,6 +224,17 @@ class Nfa {
       case Expr::Kind::kRuleRef:
         rules.push_back({from, e.rule, to});
         return;
+      case Expr::Kind::kAutomaton: {
+        const auto& st = e.automaton->states();
+        std::vector<uint32_t> ids(st.size());
+        for (size_t i = 0; i < st.size(); ++i) ids[i] = add_state();  // nothing may enter `from`
+        eps.push_back({from, ids[0]});
+        for (size_t i = 0; i < st.size(); ++i) {
+          if (st[i].final) eps.push_back({ids[i], to});
+          for (const auto& ed : st[i].edges) codepoint_edges(ids[i], ids[ed.target], ed.lo, ed.hi, e.json_string);
+        }
+        return;
+      }
       case Expr::Kind::kSequence: {
         uint32_t cur = from;
         for (size_t i = 0; i < e.children.size(); ++i) {

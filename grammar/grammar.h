@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -51,6 +52,8 @@ struct CodepointRange {
 inline constexpr uint32_t kMaxCodepoint = 0x10FFFF;
 inline constexpr uint32_t kUnbounded = std::numeric_limits<uint32_t>::max();
 
+class CharDfa;
+
 /// One node of a rule body.
 struct Expr {
   enum class Kind : uint8_t {
@@ -61,6 +64,8 @@ struct Expr {
     kSequence,   ///< `children` one after another
     kChoice,     ///< one of `children`
     kRepeat,     ///< `children[0]` repeated between `min` and `max` (kUnbounded) times
+    kAutomaton,  ///< a string of `automaton`'s language (char_dfa.h); with `json_string`, the
+                 ///< body of a JSON string literal whose decoded value is in the language
   };
 
   Kind kind = Kind::kEmpty;
@@ -70,6 +75,8 @@ struct Expr {
   uint32_t min = 0;
   uint32_t max = 0;
   std::vector<Expr> children;
+  std::shared_ptr<const CharDfa> automaton;
+  bool json_string = false;
   SourceLocation where;  ///< where the node starts in the source, when known
 
   static Expr empty();

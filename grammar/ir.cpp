@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "grammar/char_dfa.h"
 #include "grammar/grammar.h"
 #include "grammar/utf8.h"
 
@@ -136,6 +137,8 @@ bool productive_expr(const Expr& e, const std::vector<char>& productive) {
       return true;
     case Expr::Kind::kCharClass:
       return !e.ranges.empty();
+    case Expr::Kind::kAutomaton:
+      return !e.automaton->empty();
     case Expr::Kind::kRuleRef:
       return productive[e.rule] != 0;
     case Expr::Kind::kSequence:
@@ -291,6 +294,10 @@ void print_expr(const Expr& e, const Grammar& g, std::string& out, bool nested) 
       break;
     case Expr::Kind::kRuleRef:
       out += g.rules[e.rule].name;
+      break;
+    case Expr::Kind::kAutomaton:
+      // Printed as a choice over its first edges is not faithful; name it instead.
+      out += fmt::format("[automaton-{}-states{}]", e.automaton->size(), e.json_string ? "-json-string" : "");
       break;
     case Expr::Kind::kSequence:
     case Expr::Kind::kChoice: {

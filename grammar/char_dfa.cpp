@@ -1,0 +1,432 @@
+// grammar/char_dfa.cpp — see char_dfa.h.
+#include "grammar/char_dfa.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "grammar/utf8.h"
+
+namespace lockstep {
+
+namespace {
+
+struct VecHash {
+  size_t operator()(const std::vector<uint32_t>& v) const {
+    uint64_t h = 1469598103934665603ull ^ v.size();
+    for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
+void check_limit(size_t n) {
+  if (n > CharDfa::kMaxStates) {
+    throw AutomatonLimitError(fmt::format("a string or number constraint needs more than {} "
+                                          "automaton states", CharDfa::kMaxStates));
+  }
+}
+
+// Thompson NFA over code-point ranges.
+struct CpNfa {
+  struct Edge {
+    uint32_t lo, hi, to;
+  };
+  std::vector<std::vector<Edge>> edges;
+  std::vector<std::vector<uint32_t>> eps;
+  uint32_t add() {
+    edges.emplace_back();
+    eps.emplace_back();
+    check_limit(edges.size());
+    return static_cast<uint32_t>(edges.size() - 1);
+  }
+  void build(const Expr& e, uint32_t from, uint32_t to) {
+    switch (e.kind) {
+      case Expr::Kind::kEmpty:
+        eps[from].push_back(to);
+        return;
+      case Expr::Kind::kLiteral: {
+        std::vector<uint32_t> cps;
+        for (size_t i = 0; i < e.bytes.size();) {
+          const uint32_t cp = utf8::decode(e.bytes, i);
+          if (cp == utf8::kInvalid) throw std::invalid_argument("literal is not valid UTF-8");
+          cps.push_back(cp);
+        }
+        uint32_t cur = from;
+        for (size_t i = 0; i < cps.size(); ++i) {
+          const uint32_t next = i + 1 == cps.size() ? to : add();
+          edges[cur].push_back({cps[i], cps[i], next});
+          cur = next;
+        }
+        if (cps.empty()) eps[from].push_back(to);
+        return;
+      }
+      case Expr::Kind::kCharClass:
+        for (const auto& r : e.ranges) edges[from].push_back({r.lo, r.hi, to});
+        return;
+      case Expr::Kind::kAutomaton: {
+        if (e.json_string) throw std::invalid_argument("a JSON-string automaton is not a plain language");
+        const auto& st = e.automaton->states();
+        std::vector<uint32_t> ids(st.size());
+        for (size_t i = 0; i < st.size(); ++i) ids[i] = add();  // fresh: nothing may enter `from`
+        eps[from].push_back(ids[0]);
+        for (size_t i = 0; i < st.size(); ++i) {
+          if (st[i].final) eps[ids[i]].push_back(to);
+          for (const auto& ed : st[i].edges) edges[ids[i]].push_back({ed.lo, ed.hi, ids[ed.target]});
+        }
+        return;
+      }
+      case Expr::Kind::kRuleRef:
+        throw std::invalid_argument("a rule reference has no automaton of its own");
+      case Expr::Kind::kSequence: {
+        uint32_t cur = from;
+        for (size_t i = 0; i < e.children.size(); ++i) {
+          const uint32_t next = i + 1 == e.children.size() ? to : add();
+          build(e.children[i], cur, next);
+          cur = next;
+        }
+        return;
+      }
+      case Expr::Kind::kChoice:
+        for (const auto& c : e.children) build(c, from, to);
+        return;
+      case Expr::Kind::kRepeat: {
+        const Expr& child = e.children[0];
+        uint32_t cur = from;
+        for (uint32_t i = 0; i < e.min; ++i) {
+          const uint32_t next = (i + 1 == e.min && e.max == e.min) ? to : add();
+          build(child, cur, next);
+          cur = next;
+        }
+        if (e.max == e.min) return;
+        if (e.max == kUnbounded) {
+          const uint32_t loop = add(), back = add();
+          eps[cur].push_back(loop);
+          build(child, loop, back);
+          eps[back].push_back(loop);
+          eps[loop].push_back(to);
+          return;
+        }
+        for (uint32_t i = 0; i < e.max - e.min; ++i) {
+          eps[cur].push_back(to);
+          const uint32_t next = i + 1 == e.max - e.min ? to : add();
+          build(child, cur, next);
+          cur = next;
+        }
+        return;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+class CharDfaBuilder {
+ public:
+  static CharDfa from_nfa(const CpNfa& nfa, uint32_t start, uint32_t accept) {
+    CharDfa out;
+    std::unordered_map<std::vector<uint32_t>, uint32_t, VecHash> ids;
+    std::vector<std::vector<uint32_t>> sets;
+    std::vector<uint32_t> mark(nfa.edges.size(), 0);
+    uint32_t stamp = 0;
+    auto intern = [&](std::vector<uint32_t> set) -> uint32_t {
+      ++stamp;
+      std::vector<uint32_t> stack(set.begin(), set.end());
+      for (uint32_t s : set) mark[s] = stamp;
+      while (!stack.empty()) {
+        const uint32_t s = stack.back();
+        stack.pop_back();
+        for (uint32_t t : nfa.eps[s]) {
+          if (mark[t] != stamp) mark[t] = stamp, set.push_back(t), stack.push_back(t);
+        }
+      }
+      std::sort(set.begin(), set.end());
+      auto [it, fresh] = ids.try_emplace(set, static_cast<uint32_t>(sets.size()));
+      if (fresh) {
+        sets.push_back(std::move(set));
+        out.states_.emplace_back();
+        check_limit(sets.size());
+      }
+      return it->second;
+    };
+    intern({start});
+    std::vector<uint32_t> points, targets;
+    for (uint32_t d = 0; d < sets.size(); ++d) {
+      const std::vector<uint32_t> set = sets[d];
+      points.clear();
+      bool final = false;
+      for (uint32_t s : set) {
+        if (s == accept) final = true;
+        for (const auto& e : nfa.edges[s]) {
+          points.push_back(e.lo);
+          points.push_back(e.hi + 1);
+        }
+      }
+      std::sort(points.begin(), points.end());
+      points.erase(std::unique(points.begin(), points.end()), points.end());
+      std::vector<CharDfa::Edge> edges;
+      for (size_t i = 0; i + 1 < points.size(); ++i) {
+        const uint32_t lo = points[i], hi = points[i + 1] - 1;
+        targets.clear();
+        for (uint32_t s : set) {
+          for (const auto& e : nfa.edges[s]) {
+            if (e.lo <= lo && e.hi >= hi) targets.push_back(e.to);
+          }
+        }
+        if (targets.empty()) continue;
+        std::sort(targets.begin(), targets.end());
+        targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+        const uint32_t t = intern(targets);
+        if (!edges.empty() && edges.back().target == t && edges.back().hi + 1 == lo) {
+          edges.back().hi = hi;
+        } else {
+          edges.push_back({lo, hi, t});
+        }
+      }
+      out.states_[d].edges = std::move(edges);
+      out.states_[d].final = final;
+    }
+    return out;
+  }
+
+  static CharDfa product(const CharDfa& a, const CharDfa& b, bool both) {
+    // For union, make both complete first so that a missing edge on one side still lets
+    // the other side go on.
+    const CharDfa ca = both ? a : a.completed();
+    const CharDfa cb = both ? b : b.completed();
+    CharDfa out;
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> ids;
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    auto intern = [&](uint32_t x, uint32_t y) {
+      auto [it, fresh] = ids.try_emplace({x, y}, static_cast<uint32_t>(pairs.size()));
+      if (fresh) {
+        pairs.emplace_back(x, y);
+        out.states_.emplace_back();
+        check_limit(pairs.size());
+      }
+      return it->second;
+    };
+    intern(0, 0);
+    for (uint32_t d = 0; d < pairs.size(); ++d) {
+      const auto [x, y] = pairs[d];
+      const auto& ex = ca.states_[x].edges;
+      const auto& ey = cb.states_[y].edges;
+      std::vector<CharDfa::Edge> edges;
+      size_t i = 0, j = 0;
+      while (i < ex.size() && j < ey.size()) {
+        const uint32_t lo = std::max(ex[i].lo, ey[j].lo);
+        const uint32_t hi = std::min(ex[i].hi, ey[j].hi);
+        if (lo <= hi) {
+          const uint32_t t = intern(ex[i].target, ey[j].target);
+          if (!edges.empty() && edges.back().target == t && edges.back().hi + 1 == lo) {
+            edges.back().hi = hi;
+          } else {
+            edges.push_back({lo, hi, t});
+          }
+        }
+        if (ex[i].hi < ey[j].hi) ++i; else ++j;
+      }
+      out.states_[d].edges = std::move(edges);
+      out.states_[d].final = both ? (ca.states_[x].final && cb.states_[y].final)
+                                  : (ca.states_[x].final || cb.states_[y].final);
+    }
+    return out.minimized();
+  }
+};
+
+CharDfa CharDfa::none() {
+  CharDfa d;
+  d.states_.emplace_back();
+  return d;
+}
+
+CharDfa CharDfa::all() {
+  CharDfa d;
+  d.states_.push_back({{{0, kMaxCodepoint, 0}}, true});
+  return d;
+}
+
+CharDfa CharDfa::literal(std::string_view text) {
+  return from_expr(Expr::literal(std::string(text)));
+}
+
+CharDfa CharDfa::length(uint32_t min, uint32_t max) {
+  return from_expr(Expr::repeat(Expr::any_codepoint(), min, max)).minimized();
+}
+
+CharDfa CharDfa::from_expr(const Expr& e) {
+  CpNfa nfa;
+  const uint32_t start = nfa.add(), accept = nfa.add();
+  nfa.build(e, start, accept);
+  return CharDfaBuilder::from_nfa(nfa, start, accept).minimized();
+}
+
+CharDfa CharDfa::intersect(const CharDfa& a, const CharDfa& b) { return CharDfaBuilder::product(a, b, true); }
+CharDfa CharDfa::unite(const CharDfa& a, const CharDfa& b) { return CharDfaBuilder::product(a, b, false); }
+
+CharDfa CharDfa::completed() const {
+  CharDfa out = *this;
+  const uint32_t sink = static_cast<uint32_t>(out.states_.size());
+  bool used = false;
+  for (auto& st : out.states_) {
+    std::vector<Edge> full;
+    uint32_t next = 0;
+    for (const auto& e : st.edges) {
+      if (e.lo > next) full.push_back({next, e.lo - 1, sink}), used = true;
+      full.push_back(e);
+      next = e.hi + 1;
+    }
+    if (next <= kMaxCodepoint) full.push_back({next, kMaxCodepoint, sink}), used = true;
+    st.edges = std::move(full);
+  }
+  (void)used;
+  out.states_.push_back({{{0, kMaxCodepoint, sink}}, false});
+  return out;
+}
+
+CharDfa CharDfa::complement() const {
+  CharDfa out = completed();
+  for (auto& st : out.states_) st.final = !st.final;
+  return out.minimized();
+}
+
+CharDfa CharDfa::minimized() const {
+  // Drop states that cannot reach a final state (keeping the start).
+  const size_t n = states_.size();
+  std::vector<std::vector<uint32_t>> preds(n);
+  for (uint32_t s = 0; s < n; ++s) {
+    for (const auto& e : states_[s].edges) preds[e.target].push_back(s);
+  }
+  std::vector<char> live(n, 0);
+  std::vector<uint32_t> stack;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (states_[s].final) live[s] = 1, stack.push_back(s);
+  }
+  while (!stack.empty()) {
+    const uint32_t s = stack.back();
+    stack.pop_back();
+    for (uint32_t p : preds[s]) {
+      if (!live[p]) live[p] = 1, stack.push_back(p);
+    }
+  }
+  // Moore's refinement over live states; dead edges vanish.
+  std::vector<uint32_t> cls(n, 0), next(n);
+  for (uint32_t s = 0; s < n; ++s) cls[s] = !live[s] ? 2 : states_[s].final ? 1 : 0;
+  size_t count = 0;
+  std::vector<uint32_t> sig;
+  for (;;) {
+    std::unordered_map<std::vector<uint32_t>, uint32_t, VecHash> ids;
+    for (uint32_t s = 0; s < n; ++s) {
+      sig.assign(1, cls[s]);
+      if (live[s]) {
+        for (const auto& e : states_[s].edges) {
+          if (!live[e.target]) continue;
+          const uint32_t c = cls[e.target];
+          if (sig.size() >= 4 && sig.back() == c && sig[sig.size() - 2] + 1 == e.lo) {
+            sig[sig.size() - 2] = e.hi;
+            continue;
+          }
+          sig.push_back(e.lo);
+          sig.push_back(e.hi);
+          sig.push_back(c);
+        }
+      }
+      next[s] = ids.try_emplace(sig, static_cast<uint32_t>(ids.size())).first->second;
+    }
+    cls.swap(next);
+    if (ids.size() == count) break;
+    count = ids.size();
+  }
+  std::vector<uint32_t> remap(count, UINT32_MAX), rep;
+  remap[cls[0]] = 0;
+  rep.push_back(0);
+  for (uint32_t s = 0; s < n; ++s) {
+    if (live[s] && remap[cls[s]] == UINT32_MAX) {
+      remap[cls[s]] = static_cast<uint32_t>(rep.size());
+      rep.push_back(s);
+    }
+  }
+  CharDfa out;
+  out.states_.resize(rep.size());
+  for (size_t c = 0; c < rep.size(); ++c) {
+    const State& st = states_[rep[c]];
+    State& o = out.states_[c];
+    o.final = st.final && live[rep[c]];
+    if (!live[rep[c]]) continue;
+    for (const auto& e : st.edges) {
+      if (!live[e.target]) continue;
+      const uint32_t t = remap[cls[e.target]];
+      if (!o.edges.empty() && o.edges.back().target == t && o.edges.back().hi + 1 == e.lo) {
+        o.edges.back().hi = e.hi;
+      } else {
+        o.edges.push_back({e.lo, e.hi, t});
+      }
+    }
+  }
+  return out;
+}
+
+bool CharDfa::empty() const {
+  std::vector<char> seen(states_.size(), 0);
+  std::vector<uint32_t> stack{0};
+  seen[0] = 1;
+  while (!stack.empty()) {
+    const uint32_t s = stack.back();
+    stack.pop_back();
+    if (states_[s].final) return false;
+    for (const auto& e : states_[s].edges) {
+      if (!seen[e.target]) seen[e.target] = 1, stack.push_back(e.target);
+    }
+  }
+  return true;
+}
+
+bool CharDfa::accepts(std::string_view text) const {
+  uint32_t s = 0;
+  for (size_t i = 0; i < text.size();) {
+    const uint32_t cp = utf8::decode(text, i);
+    if (cp == utf8::kInvalid) return false;
+    bool moved = false;
+    for (const auto& e : states_[s].edges) {
+      if (cp >= e.lo && cp <= e.hi) {
+        s = e.target;
+        moved = true;
+        break;
+      }
+    }
+    if (!moved) return false;
+  }
+  return states_[s].final;
+}
+
+bool CharDfa::only_empty_string() const {
+  const CharDfa m = minimized();
+  return m.states_.size() == 1 && m.states_[0].final && m.states_[0].edges.empty();
+}
+
+bool CharDfa::single_string(std::string& out) const {
+  const CharDfa m = minimized();
+  out.clear();
+  uint32_t s = 0;
+  std::vector<char> seen(m.states_.size(), 0);
+  for (;;) {
+    if (seen[s]) return false;  // a loop: infinitely many strings
+    seen[s] = 1;
+    const auto& st = m.states_[s];
+    if (st.final) return st.edges.empty();
+    if (st.edges.size() != 1 || st.edges[0].lo != st.edges[0].hi) return false;
+    utf8::append(out, st.edges[0].lo);
+    s = st.edges[0].target;
+  }
+}
+
+Expr automaton_expr(std::shared_ptr<const CharDfa> dfa, bool json_string) {
+  Expr e;
+  e.kind = Expr::Kind::kAutomaton;
+  e.automaton = std::move(dfa);
+  e.json_string = json_string;
+  return e;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,83 @@
+// grammar/char_dfa.h — deterministic automata over Unicode code points, with the Boolean
+// operations grammars lack: intersection, union, complement.
+//
+// JSON Schema needs them: `pattern` ∧ `maxLength`, `not: {pattern}`, keys that match no
+// declared name and no patternProperties, numbers within bounds and multiples. A CharDfa
+// is partial (a missing transition rejects); edges of a state are sorted, disjoint
+// code-point ranges. It embeds into a grammar as an Expr of kind kAutomaton.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "grammar/grammar.h"
+
+namespace lockstep {
+
+/// An automaton grew past its state limit.
+class AutomatonLimitError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class CharDfa {
+ public:
+  struct Edge {
+    uint32_t lo, hi;  ///< inclusive code-point range
+    uint32_t target;
+  };
+  struct State {
+    std::vector<Edge> edges;
+    bool final = false;
+  };
+
+  /// States an operation may create before it throws AutomatonLimitError.
+  static constexpr size_t kMaxStates = 200000;
+
+  /// The empty language.
+  static CharDfa none();
+  /// Every string (code points 0..U+10FFFF).
+  static CharDfa all();
+  /// Exactly `utf8`.
+  static CharDfa literal(std::string_view utf8);
+  /// Strings of `min`..`max` code points (max = kUnbounded: no upper bound).
+  static CharDfa length(uint32_t min, uint32_t max);
+  /// The language of a rule-free expression (as regex_to_expr produces). Throws
+  /// std::invalid_argument if it contains rule references.
+  static CharDfa from_expr(const Expr& e);
+
+  static CharDfa intersect(const CharDfa& a, const CharDfa& b);
+  static CharDfa unite(const CharDfa& a, const CharDfa& b);
+  /// Strings not in the language (within all strings).
+  CharDfa complement() const;
+  /// The smallest equivalent DFA (Moore's refinement) without dead states.
+  CharDfa minimized() const;
+
+  bool empty() const;
+  bool accepts(std::string_view utf8) const;
+  /// True when the language is exactly {""}.
+  bool only_empty_string() const;
+  /// The single string of the language when it has exactly one (else false).
+  bool single_string(std::string& out) const;
+  size_t size() const { return states_.size(); }
+  const std::vector<State>& states() const { return states_; }
+  uint32_t start() const { return 0; }
+
+ private:
+  CharDfa completed() const;  // every code point has an edge (to a dead sink if need be)
+  std::vector<State> states_;  // state 0 is the start
+  friend class CharDfaBuilder;
+};
+
+/// Embeds a CharDfa into a grammar. With `json_string`, the expression matches the body of
+/// a JSON string literal (RFC 8259 §7, without the quotes) whose decoded value is in the
+/// language: each code point written raw when JSON allows it, or escaped (\" \\ \/ \b \f
+/// \n \r \t, \uXXXX for code points of the Basic Multilingual Plane). Otherwise it matches
+/// the UTF-8 text of the language itself.
+Expr automaton_expr(std::shared_ptr<const CharDfa> dfa, bool json_string);
+
+}  // namespace lockstep
