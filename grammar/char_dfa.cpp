@@ -262,6 +262,23 @@ CharDfa CharDfa::from_expr(const Expr& e) {
   return CharDfaBuilder::from_nfa(nfa, start, accept).minimized();
 }
 
+CharDfa CharDfa::from_states(std::vector<State> states) {
+  if (states.empty()) throw std::invalid_argument("an automaton needs a start state");
+  for (const auto& st : states) {
+    for (size_t i = 0; i < st.edges.size(); ++i) {
+      const Edge& e = st.edges[i];
+      if (e.lo > e.hi || e.hi > kMaxCodepoint || e.target >= states.size() ||
+          (i > 0 && st.edges[i - 1].hi >= e.lo)) {
+        throw std::invalid_argument("automaton edges must be sorted, disjoint and in range");
+      }
+    }
+  }
+  check_limit(states.size());
+  CharDfa d;
+  d.states_ = std::move(states);
+  return d;
+}
+
 CharDfa CharDfa::intersect(const CharDfa& a, const CharDfa& b) { return CharDfaBuilder::product(a, b, true); }
 CharDfa CharDfa::unite(const CharDfa& a, const CharDfa& b) { return CharDfaBuilder::product(a, b, false); }
 

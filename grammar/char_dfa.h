@@ -49,6 +49,9 @@ class CharDfa {
   /// The language of a rule-free expression (as regex_to_expr produces). Throws
   /// std::invalid_argument if it contains rule references.
   static CharDfa from_expr(const Expr& e);
+  /// An automaton given state by state (state 0 starts; edges sorted, disjoint, targets in
+  /// range). Throws std::invalid_argument otherwise.
+  static CharDfa from_states(std::vector<State> states);
 
   static CharDfa intersect(const CharDfa& a, const CharDfa& b);
   static CharDfa unite(const CharDfa& a, const CharDfa& b);

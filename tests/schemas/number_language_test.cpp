@@ -1,0 +1,101 @@
+// Number languages checked exhaustively against exact decimal arithmetic on many texts.
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "schemas/number_language.h"
+
+namespace lockstep {
+namespace {
+
+// Exact comparison of two decimals: -1, 0, 1.
+int compare(const Decimal& a, const Decimal& b) {
+  if (a.is_zero() && b.is_zero()) return 0;
+  if (a.negative != b.negative) return a.negative ? -1 : 1;
+  const int sign = a.negative ? -1 : 1;
+  if (a.int_digits.size() != b.int_digits.size()) {
+    return sign * (a.int_digits.size() < b.int_digits.size() ? -1 : 1);
+  }
+  if (a.int_digits != b.int_digits) return sign * (a.int_digits < b.int_digits ? -1 : 1);
+  const size_t n = std::max(a.frac_digits.size(), b.frac_digits.size());
+  const std::string fa = a.frac_digits + std::string(n - a.frac_digits.size(), '0');
+  const std::string fb = b.frac_digits + std::string(n - b.frac_digits.size(), '0');
+  if (fa == fb) return 0;
+  return sign * (fa < fb ? -1 : 1);
+}
+
+std::vector<std::string> sample_texts() {
+  std::vector<std::string> out = {"0", "-0", "0.0", "-0.00", "1", "-1", "10", "9", "99", "100", "0.5", "0.05",
+                                  "0.50", "-0.5", "2.5", "2.50", "2.49", "2.51", "15", "15.0", "14.999",
+                                  "1000000000000", "-7", "-7.5", "-7.50", "7.5", "3.14159", "12.5", "25",
+                                  "0.01", "0.1", "0.3", "0.6", "0.9", "1.2", "-2.5"};
+  std::mt19937 rng(5);
+  for (int i = 0; i < 3000; ++i) {
+    std::string t;
+    if (rng() % 3 == 0) t += "-";
+    const int int_len = 1 + static_cast<int>(rng() % 4);
+    t += static_cast<char>('1' + rng() % 9);
+    if (rng() % 4 == 0) t = t.substr(0, t.size() - 1) + "0";
+    else for (int k = 1; k < int_len; ++k) t += static_cast<char>('0' + rng() % 10);
+    if (rng() % 2) {
+      t += ".";
+      const int f = 1 + static_cast<int>(rng() % 4);
+      for (int k = 0; k < f; ++k) t += static_cast<char>('0' + rng() % 10);
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+TEST(NumberLanguage, BoundsAreExact) {
+  const auto texts = sample_texts();
+  for (const char* c : {"0", "-0", "15", "2.5", "-7.5", "0.05", "1000", "-1", "99.99", "1e2", "2.5e-1"}) {
+    const Decimal bound = Decimal::parse(c);
+    for (bool strict : {false, true}) {
+      const CharDfa ge = numbers_at_least(bound, strict);
+      const CharDfa le = numbers_at_most(bound, strict);
+      for (const auto& t : texts) {
+        const int cmp = compare(Decimal::parse(t), bound);
+        ASSERT_EQ(ge.accepts(t), strict ? cmp > 0 : cmp >= 0) << t << (strict ? " > " : " >= ") << c;
+        ASSERT_EQ(le.accepts(t), strict ? cmp < 0 : cmp <= 0) << t << (strict ? " < " : " <= ") << c;
+      }
+      EXPECT_FALSE(ge.accepts("1e5"));  // value-constrained numbers are written without exponent
+    }
+  }
+}
+
+bool is_multiple(const Decimal& v, const Decimal& m) {
+  // Scale both to integers and compare with long double-free arithmetic on small values.
+  const size_t k = std::max(v.frac_digits.size(), m.frac_digits.size());
+  auto scaled = [&](const Decimal& d) {
+    const std::string s = d.int_digits + d.frac_digits + std::string(k - d.frac_digits.size(), '0');
+    return std::stoull(s);
+  };
+  return scaled(v) % scaled(m) == 0;
+}
+
+TEST(NumberLanguage, MultiplesAreExact) {
+  const auto texts = sample_texts();
+  for (const char* m : {"1", "2", "7", "10", "0.5", "0.01", "2.5", "0.3", "1.5"}) {
+    const Decimal md = Decimal::parse(m);
+    const CharDfa dfa = numbers_multiple_of(md);
+    for (const auto& t : texts) {
+      ASSERT_EQ(dfa.accepts(t), is_multiple(Decimal::parse(t), md)) << t << " multipleOf " << m;
+    }
+  }
+  EXPECT_THROW(numbers_multiple_of(Decimal::parse("0.000000001234567")), std::invalid_argument);
+}
+
+TEST(NumberLanguage, IntegersAndSyntax) {
+  for (const char* t : {"0", "-0", "12", "12.0", "12.000", "-3.0"}) EXPECT_TRUE(integer_numbers().accepts(t)) << t;
+  for (const char* t : {"12.5", "01", "1.", ".5", "1e2", "+1", "12.01"}) EXPECT_FALSE(integer_numbers().accepts(t)) << t;
+  EXPECT_TRUE(exponent_numbers().accepts("-1.5E+10"));
+  EXPECT_FALSE(plain_numbers().accepts("1e3"));
+  EXPECT_EQ(Decimal::parse("1.50e2").to_string(), "150");
+  EXPECT_EQ(Decimal::parse("-0.0").to_string(), "0");
+  EXPECT_EQ(Decimal::from_double(0.1).to_string(), "0.1");
+  EXPECT_EQ(Decimal::parse("2.5e-3").to_string(), "0.0025");
+}
+
+}  // namespace
+}  // namespace lockstep
