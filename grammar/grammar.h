@@ -116,6 +116,12 @@ struct Grammar {
 /// that derive no finite string (e.g. `a ::= "x" a`), and an empty language.
 void validate(const Grammar& grammar);
 
+/// Removes what can never match from a grammar built by a front end that may produce dead
+/// branches (JSON Schema: an unsatisfiable oneOf branch): references to rules that derive no
+/// string, and the sequences and choices that depend on them. Throws GrammarError when the
+/// root itself derives no string.
+void prune_unproductive(Grammar& grammar);
+
 /// Parses llama.cpp's GBNF dialect (grammars/README.md of llama.cpp): rules `name ::= ...`,
 /// sequences, `|`, `( )`, `* + ? {m} {m,} {m,n}`, string literals, character classes with
 /// ranges and `^`, `.`, escapes `\n \t \r \\ \" \[ \] \xHH \uHHHH \UHHHHHHHH`, `#` comments.

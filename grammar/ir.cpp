@@ -235,6 +235,68 @@ void validate(const Grammar& g) {
 }
 
 // ---------------------------------------------------------------------------------
+// prune_unproductive
+
+namespace {
+
+Expr never_expr() { return Expr::char_class({}); }
+bool is_never(const Expr& e) { return e.kind == Expr::Kind::kCharClass && e.ranges.empty(); }
+
+Expr prune_expr(const Expr& e, const std::vector<char>& productive) {
+  switch (e.kind) {
+    case Expr::Kind::kRuleRef:
+      return productive[e.rule] ? e : never_expr();
+    case Expr::Kind::kAutomaton:
+      return productive_expr(e, productive) ? e : never_expr();
+    case Expr::Kind::kSequence: {
+      std::vector<Expr> kids;
+      for (const auto& c : e.children) {
+        Expr k = prune_expr(c, productive);
+        if (is_never(k)) return never_expr();
+        kids.push_back(std::move(k));
+      }
+      return Expr::sequence(std::move(kids));
+    }
+    case Expr::Kind::kChoice: {
+      std::vector<Expr> kids;
+      for (const auto& c : e.children) {
+        Expr k = prune_expr(c, productive);
+        if (!is_never(k)) kids.push_back(std::move(k));
+      }
+      return kids.empty() ? never_expr() : Expr::choice(std::move(kids));
+    }
+    case Expr::Kind::kRepeat: {
+      Expr k = prune_expr(e.children[0], productive);
+      if (is_never(k)) return e.min == 0 ? Expr::empty() : never_expr();
+      return Expr::repeat(std::move(k), e.min, e.max);
+    }
+    default:
+      return e;
+  }
+}
+
+}  // namespace
+
+void prune_unproductive(Grammar& g) {
+  std::vector<char> productive(g.rules.size(), 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < g.rules.size(); ++i) {
+      if (!productive[i] && productive_expr(g.rules[i].body, productive)) {
+        productive[i] = 1;
+        changed = true;
+      }
+    }
+  }
+  if (g.root >= g.rules.size() || !productive[g.root]) {
+    throw GrammarError("the grammar's root can never match: its language is empty");
+  }
+  for (size_t i = 0; i < g.rules.size(); ++i) {
+    g.rules[i].body = productive[i] ? prune_expr(g.rules[i].body, productive) : never_expr();
+  }
+}
+
+// ---------------------------------------------------------------------------------
 // to_gbnf
 
 namespace {

@@ -112,6 +112,22 @@ const CaseTables& case_tables() {
 }  // namespace
 
 std::vector<CodepointRange> general_category(std::string_view name) {
+  // Long names (UnicodeData / ECMA-262 \p{Letter}) map to the short ones.
+  static const std::pair<std::string_view, std::string_view> aliases[] = {
+      {"Letter", "L"}, {"Cased_Letter", "LC"}, {"Uppercase_Letter", "Lu"}, {"Lowercase_Letter", "Ll"},
+      {"Titlecase_Letter", "Lt"}, {"Modifier_Letter", "Lm"}, {"Other_Letter", "Lo"}, {"Mark", "M"},
+      {"Combining_Mark", "M"}, {"Nonspacing_Mark", "Mn"}, {"Spacing_Mark", "Mc"}, {"Enclosing_Mark", "Me"},
+      {"Number", "N"}, {"Decimal_Number", "Nd"}, {"digit", "Nd"}, {"Letter_Number", "Nl"}, {"Other_Number", "No"},
+      {"Punctuation", "P"}, {"punct", "P"}, {"Connector_Punctuation", "Pc"}, {"Dash_Punctuation", "Pd"},
+      {"Open_Punctuation", "Ps"}, {"Close_Punctuation", "Pe"}, {"Initial_Punctuation", "Pi"},
+      {"Final_Punctuation", "Pf"}, {"Other_Punctuation", "Po"}, {"Symbol", "S"}, {"Math_Symbol", "Sm"},
+      {"Currency_Symbol", "Sc"}, {"Modifier_Symbol", "Sk"}, {"Other_Symbol", "So"}, {"Separator", "Z"},
+      {"Space_Separator", "Zs"}, {"Line_Separator", "Zl"}, {"Paragraph_Separator", "Zp"}, {"Other", "C"},
+      {"Control", "Cc"}, {"cntrl", "Cc"}, {"Format", "Cf"}, {"Private_Use", "Co"}, {"Surrogate", "Cs"},
+      {"Unassigned", "Cn"}};
+  for (const auto& [alias, short_name] : aliases) {
+    if (alias == name) return general_category(short_name);
+  }
   using C = utf8proc_category_t;
   static const std::vector<std::pair<std::string_view, std::vector<C>>> names = {
       {"Lu", {UTF8PROC_CATEGORY_LU}}, {"Ll", {UTF8PROC_CATEGORY_LL}}, {"Lt", {UTF8PROC_CATEGORY_LT}},

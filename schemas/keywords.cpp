@@ -1,0 +1,646 @@
+// schemas/keywords.cpp — JSON Schema keywords → normal forms (drafts 4, 6, 7, 2019-09,
+// 2020-12), and $ref resolution within the document.
+#include <fmt/format.h>
+
+#include "schemas/formats.h"
+#include "schemas/number_language.h"
+#include "schemas/schema_compiler.h"
+
+namespace lockstep::schema {
+
+std::string escape_pointer_token(const std::string& token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+namespace {
+
+constexpr const char* kRootBase = "urn:lockstep:schema";
+
+std::string strip_fragment(const std::string& uri) { return uri.substr(0, uri.find('#')); }
+
+bool has_scheme(const std::string& s) {
+  const size_t colon = s.find(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  for (size_t i = 0; i < colon; ++i) {
+    const char c = s[i];
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.')) return false;
+  }
+  return true;
+}
+
+// RFC 3986 §5.2.4: removes "." and ".." segments from a path.
+std::string resolve_uri_raw(const std::string& base, const std::string& ref);
+
+std::string remove_dot_segments(const std::string& uri) {
+  const size_t scheme_end = uri.find("://");
+  const size_t path_start = scheme_end == std::string::npos ? uri.find(':') + 1 : uri.find('/', scheme_end + 3);
+  if (path_start == std::string::npos || path_start >= uri.size()) return uri;
+  const size_t path_end = std::min(uri.find('?', path_start), uri.find('#', path_start));
+  const std::string path = uri.substr(path_start, path_end == std::string::npos ? std::string::npos : path_end - path_start);
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i <= path.size()) {
+    const size_t j = std::min(path.find('/', i), path.size());
+    const std::string seg = path.substr(i, j - i);
+    if (seg == "..") {
+      if (out.size() > 1) out.pop_back();
+    } else if (seg != ".") {
+      out.push_back(seg);
+    } else if (j == path.size()) {
+      out.push_back("");
+    }
+    i = j + 1;
+  }
+  std::string joined;
+  for (size_t k = 0; k < out.size(); ++k) joined += (k ? "/" : "") + out[k];
+  return uri.substr(0, path_start) + joined + (path_end == std::string::npos ? "" : uri.substr(path_end));
+}
+
+std::string resolve_uri(const std::string& base, const std::string& ref) {
+  return remove_dot_segments(resolve_uri_raw(base, ref));
+}
+
+// RFC 3986 §5.2 reference resolution, enough for schema identifiers.
+std::string resolve_uri_raw(const std::string& base, const std::string& ref) {
+  if (ref.empty()) return base;
+  if (has_scheme(ref)) return ref;
+  const std::string b = strip_fragment(base);
+  if (ref[0] == '#') return b + ref;
+  const size_t scheme_end = b.find("://");
+  if (ref[0] == '/') {
+    if (scheme_end == std::string::npos) return b.substr(0, b.find(':') + 1) + ref;
+    const size_t path_start = b.find('/', scheme_end + 3);
+    return (path_start == std::string::npos ? b : b.substr(0, path_start)) + ref;
+  }
+  const size_t slash = b.rfind('/');
+  if (slash == std::string::npos || (scheme_end != std::string::npos && slash < scheme_end + 3)) {
+    return (scheme_end != std::string::npos ? b + "/" : b.substr(0, b.find(':') + 1)) + ref;
+  }
+  return b.substr(0, slash + 1) + ref;
+}
+
+int draft_from_uri(const std::string& uri) {
+  if (uri.find("draft-04") != std::string::npos) return 4;
+  if (uri.find("draft-06") != std::string::npos) return 6;
+  if (uri.find("draft-07") != std::string::npos) return 7;
+  if (uri.find("2019-09") != std::string::npos) return 2019;
+  if (uri.find("2020-12") != std::string::npos) return 2020;
+  return 0;
+}
+
+std::string url_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+uint32_t as_count(const json& v, const std::string& pointer) {
+  if (!v.is_number() || v.get<double>() < 0 || v.get<double>() != std::floor(v.get<double>())) {
+    throw SchemaError(pointer, "must be a non-negative integer");
+  }
+  const double d = v.get<double>();
+  return d > 4294967294.0 ? kUnbounded - 1 : static_cast<uint32_t>(d);
+}
+
+// Keywords whose values are data, not schemas: the index does not look inside them.
+bool is_data_keyword(const std::string& k) {
+  return k == "enum" || k == "const" || k == "default" || k == "examples" || k == "example";
+}
+
+Norm only_objects(std::vector<ObjectRec> recs) {
+  Norm n = Norm::any();
+  n.objects = std::move(recs);
+  return n;
+}
+
+}  // namespace
+
+SchemaCompiler::SchemaCompiler(const json& document, const JsonSchemaOptions& options)
+    : doc_(document), opt_(options) {
+  static const std::map<std::string, int> drafts = {{"2020-12", 2020}, {"2019-09", 2019}, {"7", 7}, {"6", 6}, {"4", 4}};
+  auto d = drafts.find(options.default_draft);
+  if (d == drafts.end()) throw SchemaError("", fmt::format("unknown default draft '{}'", options.default_draft));
+  root_draft_ = d->second;
+  if (document.is_object() && document.contains("$schema") && document["$schema"].is_string()) {
+    if (const int d = draft_from_uri(document["$schema"].get<std::string>())) root_draft_ = d;
+  }
+  index(document, "", kRootBase, root_draft_);
+}
+
+void SchemaCompiler::index(const json& node, const std::string& pointer, const std::string& parent_base, int draft) {
+  if (!node.is_object() && !node.is_array()) return;
+  std::string base = parent_base;
+  if (node.is_object()) {
+    const char* id_key = draft <= 4 ? "id" : "$id";
+    // Drafts 4–7: a $ref replaces its siblings, $id included.
+    const bool ref_wins = draft <= 7 && node.contains("$ref");
+    if (!ref_wins && node.contains(id_key) && node[id_key].is_string()) {
+      const std::string id = node[id_key].get<std::string>();
+      const std::string full = resolve_uri(parent_base, id);
+      if (id.empty() || id[0] != '#') {
+        base = strip_fragment(full);
+        resources_[base] = {&node, pointer, draft};
+      }
+      if (full.find('#') != std::string::npos && full.size() > full.find('#') + 1) {
+        resources_[full] = {&node, pointer, draft};  // "#name" identifiers of drafts 6 and 7
+      }
+    }
+    for (const char* anchor : {"$anchor", "$dynamicAnchor"}) {
+      if (node.contains(anchor) && node[anchor].is_string()) {
+        resources_[base + "#" + node[anchor].get<std::string>()] = {&node, pointer, draft};
+      }
+    }
+    if (pointer.empty()) resources_[base] = {&node, pointer, draft};
+  }
+  base_of_[pointer] = base;
+  if (node.is_object()) {
+    for (const auto& [k, v] : node.items()) {
+      if (is_data_keyword(k)) continue;
+      index(v, pointer + "/" + escape_pointer_token(k), base, draft);
+    }
+  } else {
+    for (size_t i = 0; i < node.size(); ++i) index(node[i], pointer + "/" + std::to_string(i), base, draft);
+  }
+}
+
+int SchemaCompiler::draft_of(const std::string&) const { return root_draft_; }
+
+void SchemaCompiler::unsupported(const std::string& pointer, const std::string& keyword, const std::string& why) {
+  const std::string where = pointer + "/" + escape_pointer_token(keyword);
+  if (opt_.lenient) {
+    unenforced_.push_back(fmt::format("{}: {} ({})", where, keyword, why));
+    return;
+  }
+  throw SchemaError(where, fmt::format("'{}' is not enforced: {}", keyword, why));
+}
+
+void SchemaCompiler::warn(const std::string& pointer, const std::string& message) {
+  warnings_.push_back(fmt::format("{}: {}", pointer.empty() ? "(root)" : pointer, message));
+}
+
+TermPtr SchemaCompiler::resolve_ref(const std::string& ref, const std::string& base, const std::string& pointer) {
+  const std::string uri = resolve_uri(base, ref);
+  const std::string resource_uri = strip_fragment(uri);
+  const size_t hash = uri.find('#');
+  const std::string fragment = hash == std::string::npos ? "" : url_decode(uri.substr(hash + 1));
+  auto fail = [&](const std::string& why) -> TermPtr {
+    throw SchemaError(pointer, fmt::format("cannot resolve $ref '{}': {}", ref, why));
+  };
+  if (!fragment.empty() && fragment[0] != '/') {
+    auto it = resources_.find(resource_uri + "#" + fragment);
+    if (it == resources_.end()) return fail("no such anchor");
+    return t_schema(it->second.node, it->second.pointer, base_of_[it->second.pointer]);
+  }
+  auto it = resources_.find(resource_uri);
+  if (it == resources_.end()) return fail("not in this document (remote references are not fetched)");
+  const json* node = it->second.node;
+  std::string target = it->second.pointer;
+  if (!fragment.empty()) {
+    try {
+      const json::json_pointer jp(fragment);
+      node = &node->at(jp);
+      target += fragment;
+    } catch (const json::exception&) {
+      return fail("no schema at that JSON pointer");
+    }
+  }
+  if (!node->is_object() && !node->is_boolean()) return fail("the target is not a schema");
+  auto b = base_of_.find(target);
+  return t_schema(node, target, b != base_of_.end() ? b->second : resource_uri);
+}
+
+TermPtr SchemaCompiler::child(const Term& parent, const json& node, const std::string& path) {
+  const std::string pointer = parent.pointer + path;
+  if (!node.is_object() && !node.is_boolean()) {
+    throw SchemaError(pointer, "a schema must be an object or a boolean");
+  }
+  auto b = base_of_.find(pointer);
+  return t_schema(&node, pointer, b != base_of_.end() ? b->second : parent.base);
+}
+
+const Norm& SchemaCompiler::normalize(const TermPtr& t) {
+  if (auto it = norms_.find(t->key); it != norms_.end()) return it->second;
+  if (!in_progress_.insert(t->key).second) {
+    throw SchemaError(t->pointer.empty() && t->kind != Term::Kind::kSchema ? "" : t->pointer,
+                      "the schema refers to itself before any array or object nests ($ref cycle)");
+  }
+  Norm n;
+  try {
+    switch (t->kind) {
+      case Term::Kind::kTrue: n = Norm::any(); break;
+      case Term::Kind::kFalse: n = Norm::nothing(); break;
+      case Term::Kind::kSchema: n = normalize_schema(*t); break;
+      case Term::Kind::kAnd:
+        n = normalize(t->args[0]);
+        for (size_t i = 1; i < t->args.size(); ++i) n = intersect(n, normalize(t->args[i]));
+        break;
+      case Term::Kind::kOr:
+        n = normalize(t->args[0]);
+        for (size_t i = 1; i < t->args.size(); ++i) n = unite(n, normalize(t->args[i]));
+        break;
+      case Term::Kind::kNot: n = complement(normalize(t->args[0])); break;
+    }
+  } catch (const AutomatonLimitError& e) {
+    in_progress_.erase(t->key);
+    throw SchemaError(t->pointer, e.what());
+  } catch (...) {
+    in_progress_.erase(t->key);
+    throw;
+  }
+  in_progress_.erase(t->key);
+  return norms_.emplace(t->key, std::move(n)).first->second;
+}
+
+Norm SchemaCompiler::type_norm(const json& type, const std::string& pointer) {
+  std::vector<std::string> names;
+  if (type.is_string()) {
+    names.push_back(type.get<std::string>());
+  } else if (type.is_array()) {
+    for (const auto& t : type) {
+      if (!t.is_string()) throw SchemaError(pointer, "type names must be strings");
+      names.push_back(t.get<std::string>());
+    }
+  } else {
+    throw SchemaError(pointer, "type must be a string or an array of strings");
+  }
+  Norm n = Norm::nothing();
+  const Norm any = Norm::any();
+  for (const auto& name : names) {
+    if (name == "null") n.null = true;
+    else if (name == "boolean") n.booleans = 3;
+    else if (name == "number") n.number = any.number;
+    else if (name == "integer") {
+      if (!n.number.exponents && (!n.number.plain || n.number.plain == no_strings())) {
+        n.number = {false, std::make_shared<CharDfa>(integer_numbers())};
+      }
+    } else if (name == "string") n.string = all_strings();
+    else if (name == "array") n.arrays = any.arrays;
+    else if (name == "object") n.objects = any.objects;
+    else throw SchemaError(pointer, fmt::format("unknown type '{}'", name));
+  }
+  return n;
+}
+
+TermPtr SchemaCompiler::const_term(const json& value, const std::string& pointer) {
+  synthetic_.push_back(json{{"const", value}});
+  return t_schema(&synthetic_.back(), pointer, kRootBase);
+}
+
+Norm SchemaCompiler::value_norm(const json& v, const std::string& pointer) {
+  Norm n = Norm::nothing();
+  switch (v.type()) {
+    case json::value_t::null: n.null = true; break;
+    case json::value_t::boolean: n.booleans = v.get<bool>() ? 2 : 1; break;
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: {
+      const Decimal d = v.is_number_float() ? Decimal::from_double(v.get<double>()) : Decimal::parse(v.dump());
+      n.number = {false, std::make_shared<CharDfa>(CharDfa::intersect(numbers_at_least(d, false), numbers_at_most(d, false)))};
+      break;
+    }
+    case json::value_t::string: n.string = std::make_shared<CharDfa>(CharDfa::literal(v.get<std::string>())); break;
+    case json::value_t::array: {
+      ArrayRec r;
+      for (size_t i = 0; i < v.size(); ++i) r.prefix.push_back(const_term(v[i], pointer + "/" + std::to_string(i)));
+      r.rest = t_false();
+      r.min = r.max = static_cast<uint32_t>(v.size());
+      n.arrays.push_back(std::move(r));
+      break;
+    }
+    case json::value_t::object: {
+      ObjectRec r;
+      std::vector<DfaPtr> names;
+      for (const auto& [k, x] : v.items()) {
+        r.order.push_back(k);
+        r.rules.push_back({literal_key(k), k, const_term(x, pointer + "/" + escape_pointer_token(k))});
+        r.must.push_back({literal_key(k), k, t_true()});
+        names.push_back(r.rules.back().keys);
+      }
+      DfaPtr others = all_strings();
+      for (const auto& d : names) others = std::make_shared<CharDfa>(CharDfa::intersect(*others, d->complement()));
+      r.rules.push_back({others, std::nullopt, t_false()});
+      n.objects.push_back(std::move(r));
+      break;
+    }
+    default: throw SchemaError(pointer, "a binary value cannot appear in a schema");
+  }
+  return n;
+}
+
+DfaPtr SchemaCompiler::pattern_dfa(const json& pattern, const std::string& pointer) {
+  if (!pattern.is_string()) throw SchemaError(pointer, "a pattern must be a string");
+  RegexOptions ro;
+  ro.search = true;
+  ro.ecma = true;
+  try {
+    return std::make_shared<CharDfa>(CharDfa::from_expr(regex_to_expr(pattern.get<std::string>(), ro)));
+  } catch (const GrammarError& e) {
+    throw SchemaError(pointer, fmt::format("regex '{}' at column {}: {}", pattern.get<std::string>(),
+                                           e.where().column, e.message()));
+  } catch (const AutomatonLimitError& e) {
+    throw SchemaError(pointer, e.what());
+  }
+}
+
+Norm SchemaCompiler::number_keywords(const json& s, const std::string& pointer, int draft) {
+  bool any = false;
+  CharDfa c = plain_numbers();
+  auto bound = [&](const char* key, bool at_least, bool strict) {
+    const json& v = s[key];
+    if (!v.is_number()) throw SchemaError(pointer + "/" + key, "must be a number");
+    const Decimal d = v.is_number_float() ? Decimal::from_double(v.get<double>()) : Decimal::parse(v.dump());
+    c = CharDfa::intersect(c, at_least ? numbers_at_least(d, strict) : numbers_at_most(d, strict));
+    any = true;
+  };
+  const bool legacy_min = s.contains("exclusiveMinimum") && s["exclusiveMinimum"].is_boolean();
+  const bool legacy_max = s.contains("exclusiveMaximum") && s["exclusiveMaximum"].is_boolean();
+  (void)draft;
+  if (s.contains("minimum")) bound("minimum", true, legacy_min && s["exclusiveMinimum"].get<bool>());
+  if (s.contains("maximum")) bound("maximum", false, legacy_max && s["exclusiveMaximum"].get<bool>());
+  if (s.contains("exclusiveMinimum") && !legacy_min) bound("exclusiveMinimum", true, true);
+  if (s.contains("exclusiveMaximum") && !legacy_max) bound("exclusiveMaximum", false, true);
+  if (s.contains("multipleOf")) {
+    const json& v = s["multipleOf"];
+    if (!v.is_number() || v.get<double>() <= 0) throw SchemaError(pointer + "/multipleOf", "must be a number > 0");
+    const Decimal d = v.is_number_float() ? Decimal::from_double(v.get<double>()) : Decimal::parse(v.dump());
+    try {
+      c = CharDfa::intersect(c, numbers_multiple_of(d));
+      any = true;
+    } catch (const std::invalid_argument& e) {
+      unsupported(pointer, "multipleOf", e.what());
+    }
+  }
+  Norm n = Norm::any();
+  if (any) n.number = {false, c.empty() ? no_strings() : std::make_shared<CharDfa>(std::move(c))};
+  return n;
+}
+
+Norm SchemaCompiler::string_keywords(const json& s, const std::string& pointer) {
+  DfaPtr c = all_strings();
+  auto restrict = [&](DfaPtr d) {
+    c = c == all_strings() ? d : std::make_shared<CharDfa>(CharDfa::intersect(*c, *d));
+  };
+  if (s.contains("minLength") || s.contains("maxLength")) {
+    const uint32_t lo = s.contains("minLength") ? as_count(s["minLength"], pointer + "/minLength") : 0;
+    const uint32_t hi = s.contains("maxLength") ? as_count(s["maxLength"], pointer + "/maxLength") : kUnbounded;
+    if (lo > hi) throw SchemaError(pointer, fmt::format("unsatisfiable: minLength {} > maxLength {}", lo, hi));
+    if (lo > 0 || hi != kUnbounded) {
+      if (std::max(lo, hi == kUnbounded ? 0 : hi) > 100000) {
+        unsupported(pointer, "maxLength", "lengths above 100000 code points");
+      } else {
+        restrict(std::make_shared<CharDfa>(CharDfa::length(lo, hi)));
+      }
+    }
+  }
+  if (s.contains("pattern")) restrict(pattern_dfa(s["pattern"], pointer + "/pattern"));
+  if (s.contains("format") && opt_.assert_formats) {
+    if (!s["format"].is_string()) throw SchemaError(pointer + "/format", "must be a string");
+    const std::string f = s["format"].get<std::string>();
+    if (auto d = format_language(f)) {
+      restrict(d);
+    } else {
+      warn(pointer + "/format", fmt::format("format '{}' is not known: it constrains nothing", f));
+    }
+  }
+  Norm n = Norm::any();
+  n.string = c;
+  return n;
+}
+
+Norm SchemaCompiler::array_keywords(const json& s, const Term& t, int draft) {
+  const std::string& p = t.pointer;
+  static const char* keys[] = {"items", "prefixItems", "additionalItems", "minItems", "maxItems",
+                               "contains", "minContains", "maxContains", "uniqueItems", "unevaluatedItems"};
+  bool any = false;
+  for (const char* k : keys) any = any || s.contains(k);
+  if (!any) return Norm::any();
+  ArrayRec r;
+  r.rest = t_true();
+  const bool items_array = s.contains("items") && s["items"].is_array();
+  if (s.contains("prefixItems")) {
+    if (!s["prefixItems"].is_array()) throw SchemaError(p + "/prefixItems", "must be an array of schemas");
+    for (size_t i = 0; i < s["prefixItems"].size(); ++i) {
+      r.prefix.push_back(child(t, s["prefixItems"][i], "/prefixItems/" + std::to_string(i)));
+    }
+  }
+  if (items_array) {
+    if (draft >= 2020 && s.contains("prefixItems")) throw SchemaError(p + "/items", "must be a schema");
+    for (size_t i = 0; i < s["items"].size(); ++i) r.prefix.push_back(child(t, s["items"][i], "/items/" + std::to_string(i)));
+    if (s.contains("additionalItems")) r.rest = child(t, s["additionalItems"], "/additionalItems");
+  } else if (s.contains("items")) {
+    r.rest = child(t, s["items"], "/items");
+  }
+  if (s.contains("minItems")) r.min = as_count(s["minItems"], p + "/minItems");
+  if (s.contains("maxItems")) r.max = as_count(s["maxItems"], p + "/maxItems");
+  if (s.contains("contains")) {
+    Contains c{child(t, s["contains"], "/contains"), 1, kUnbounded, 0};
+    if (s.contains("minContains")) c.min = as_count(s["minContains"], p + "/minContains");
+    if (s.contains("maxContains")) c.max = as_count(s["maxContains"], p + "/maxContains");
+    if (c.min > c.max) throw SchemaError(p, "unsatisfiable: minContains > maxContains");
+    r.contains.push_back(c);
+  }
+  if (s.contains("uniqueItems")) {
+    if (!s["uniqueItems"].is_boolean()) throw SchemaError(p + "/uniqueItems", "must be a boolean");
+    if (s["uniqueItems"].get<bool>()) {
+      r.unique = true;
+      r.unique_pointer = p + "/uniqueItems";
+    }
+  }
+  if (s.contains("unevaluatedItems") && !(s["unevaluatedItems"].is_boolean() && s["unevaluatedItems"].get<bool>())) {
+    // Without applicators, the evaluated items are exactly items / prefixItems / contains.
+    static const char* applicators[] = {"allOf", "anyOf", "oneOf", "not", "if", "$ref", "$dynamicRef"};
+    bool plain = !s.contains("contains");
+    for (const char* a : applicators) plain = plain && !s.contains(a);
+    if (plain && !s.contains("items") && !(items_array && s.contains("additionalItems"))) {
+      r.rest = child(t, s["unevaluatedItems"], "/unevaluatedItems");
+    } else if (!plain || !(s.contains("items") && !items_array)) {
+      unsupported(p, "unevaluatedItems", "only supported next to items / prefixItems without applicators");
+    }
+  }
+  if (r.min > r.max) throw SchemaError(p, fmt::format("unsatisfiable: minItems {} > maxItems {}", r.min, r.max));
+  Norm n = Norm::any();
+  n.arrays = {r};
+  return n;
+}
+
+Norm SchemaCompiler::dependency_norm(const json& s, const Term& t, const std::string& name, const json& dep,
+                                     const std::string& pointer) {
+  (void)s;
+  ObjectRec without;
+  without.rules.push_back({literal_key(name), name, t_false()});
+  ObjectRec with;
+  with.must.push_back({literal_key(name), name, t_true()});
+  if (dep.is_array()) {
+    for (const auto& d : dep) {
+      if (!d.is_string()) throw SchemaError(pointer, "dependencies must list property names");
+      with.must.push_back({literal_key(d.get<std::string>()), d.get<std::string>(), t_true()});
+    }
+    return only_objects({without, with});
+  }
+  const Norm cond = intersect(only_objects({with}), normalize(child(t, dep, pointer.substr(t.pointer.size()))));
+  std::vector<ObjectRec> recs{without};
+  recs.insert(recs.end(), cond.objects.begin(), cond.objects.end());
+  return only_objects(std::move(recs));
+}
+
+Norm SchemaCompiler::object_keywords(const json& s, const Term& t, int draft) {
+  const std::string& p = t.pointer;
+  (void)draft;
+  static const char* keys[] = {"properties", "patternProperties", "additionalProperties", "required",
+                               "propertyNames", "minProperties", "maxProperties", "unevaluatedProperties"};
+  bool any = opt_.forbid_additional_properties;
+  for (const char* k : keys) any = any || s.contains(k);
+  Norm n = Norm::any();
+  if (any) {
+    ObjectRec r;
+    DfaPtr declared = no_strings();
+    if (s.contains("properties")) {
+      if (!s["properties"].is_object()) throw SchemaError(p + "/properties", "must be an object");
+      for (const auto& [name, sub] : s["properties"].items()) {
+        r.order.push_back(name);
+        auto keyset = literal_key(name);
+        r.rules.push_back({keyset, name, child(t, sub, "/properties/" + escape_pointer_token(name))});
+        declared = declared == no_strings() ? keyset : std::make_shared<CharDfa>(CharDfa::unite(*declared, *keyset));
+      }
+    }
+    if (s.contains("patternProperties")) {
+      if (!s["patternProperties"].is_object()) throw SchemaError(p + "/patternProperties", "must be an object");
+      for (const auto& [pat, sub] : s["patternProperties"].items()) {
+        const std::string ptr = "/patternProperties/" + escape_pointer_token(pat);
+        auto keyset = pattern_dfa(json(pat), p + ptr);
+        r.rules.push_back({keyset, std::nullopt, child(t, sub, ptr)});
+        declared = declared == no_strings() ? keyset : std::make_shared<CharDfa>(CharDfa::unite(*declared, *keyset));
+      }
+    }
+    TermPtr additional;
+    if (s.contains("additionalProperties")) additional = child(t, s["additionalProperties"], "/additionalProperties");
+    if (s.contains("unevaluatedProperties") &&
+        !(s["unevaluatedProperties"].is_boolean() && s["unevaluatedProperties"].get<bool>())) {
+      static const char* applicators[] = {"allOf", "anyOf", "oneOf", "not", "if", "$ref", "$dynamicRef",
+                                          "dependentSchemas", "dependencies"};
+      bool plain = !s.contains("additionalProperties");
+      for (const char* a : applicators) plain = plain && !s.contains(a);
+      if (plain) {
+        additional = child(t, s["unevaluatedProperties"], "/unevaluatedProperties");
+      } else if (!s.contains("additionalProperties")) {
+        unsupported(p, "unevaluatedProperties", "only supported in a schema without applicators");
+      }
+    }
+    if (opt_.forbid_additional_properties) additional = t_false();
+    if (additional && additional->kind != Term::Kind::kTrue) {
+      auto others = std::make_shared<CharDfa>(declared == no_strings() ? CharDfa::all() : declared->complement());
+      r.rules.push_back({others, std::nullopt, additional});
+    }
+    if (s.contains("required")) {
+      if (!s["required"].is_array()) throw SchemaError(p + "/required", "must be an array of names");
+      for (const auto& k : s["required"]) {
+        if (!k.is_string()) throw SchemaError(p + "/required", "must be an array of names");
+        const std::string name = k.get<std::string>();
+        r.must.push_back({literal_key(name), name, t_true()});
+      }
+    }
+    if (s.contains("propertyNames")) {
+      const Norm names = normalize(child(t, s["propertyNames"], "/propertyNames"));
+      const DfaPtr allowed = names.string ? names.string : no_strings();
+      if (allowed != all_strings()) {
+        auto forbidden = std::make_shared<CharDfa>(allowed == no_strings() ? CharDfa::all() : allowed->complement());
+        r.rules.push_back({forbidden, std::nullopt, t_false()});
+      }
+    }
+    if (s.contains("minProperties")) r.min = as_count(s["minProperties"], p + "/minProperties");
+    if (s.contains("maxProperties")) r.max = as_count(s["maxProperties"], p + "/maxProperties");
+    if (r.min > r.max) throw SchemaError(p, "unsatisfiable: minProperties > maxProperties");
+    n.objects = {r};
+  }
+  auto dependencies = [&](const char* key, bool arrays, bool schemas) {
+    if (!s.contains(key)) return;
+    if (!s[key].is_object()) throw SchemaError(p + "/" + key, "must be an object");
+    for (const auto& [name, dep] : s[key].items()) {
+      const std::string ptr = p + "/" + key + "/" + escape_pointer_token(name);
+      if ((dep.is_array() && !arrays) || (!dep.is_array() && !schemas)) {
+        throw SchemaError(ptr, dep.is_array() ? "must be a schema" : "must be an array of names");
+      }
+      n = intersect(n, dependency_norm(s, t, name, dep, ptr));
+    }
+  };
+  dependencies("dependentRequired", true, false);
+  dependencies("dependentSchemas", false, true);
+  dependencies("dependencies", true, true);
+  return n;
+}
+
+Norm SchemaCompiler::normalize_schema(const Term& t) {
+  const json& s = *t.node;
+  const std::string& p = t.pointer;
+  if (!s.is_object()) throw SchemaError(p, "a schema must be an object or a boolean");
+  const int draft = draft_of(p);
+  Norm n = Norm::any();
+  if (s.contains("$ref")) {
+    if (!s["$ref"].is_string()) throw SchemaError(p + "/$ref", "must be a string");
+    const TermPtr target = resolve_ref(s["$ref"].get<std::string>(), t.base, p + "/$ref");
+    if (draft <= 7) return normalize(target);  // drafts 4–7: $ref replaces its siblings
+    n = normalize(target);
+  }
+  for (const char* k : {"$dynamicRef", "$recursiveRef"}) {
+    if (s.contains(k)) unsupported(p, k, "dynamic scopes are not supported");
+  }
+  if (s.contains("type")) n = intersect(n, type_norm(s["type"], p + "/type"));
+  if (s.contains("enum")) {
+    if (!s["enum"].is_array()) throw SchemaError(p + "/enum", "must be an array");
+    Norm e = Norm::nothing();
+    for (size_t i = 0; i < s["enum"].size(); ++i) e = unite(e, value_norm(s["enum"][i], p + "/enum/" + std::to_string(i)));
+    n = intersect(n, e);
+  }
+  if (s.contains("const")) n = intersect(n, value_norm(s["const"], p + "/const"));
+  n = intersect(n, number_keywords(s, p, draft));
+  n = intersect(n, string_keywords(s, p));
+  n = intersect(n, array_keywords(s, t, draft));
+  n = intersect(n, object_keywords(s, t, draft));
+  auto list = [&](const char* key) {
+    std::vector<TermPtr> out;
+    if (!s[key].is_array() || s[key].empty()) throw SchemaError(p + "/" + key, "must be a non-empty array of schemas");
+    for (size_t i = 0; i < s[key].size(); ++i) out.push_back(child(t, s[key][i], std::string("/") + key + "/" + std::to_string(i)));
+    return out;
+  };
+  if (s.contains("allOf")) {
+    for (const auto& a : list("allOf")) n = intersect(n, normalize(a));
+  }
+  if (s.contains("anyOf")) n = intersect(n, normalize(t_or(list("anyOf"))));
+  if (s.contains("oneOf")) {
+    const auto branches = list("oneOf");
+    std::vector<TermPtr> exactly_one;
+    for (size_t i = 0; i < branches.size(); ++i) {
+      std::vector<TermPtr> parts{branches[i]};
+      for (size_t j = 0; j < branches.size(); ++j) {
+        if (j != i) parts.push_back(t_not(branches[j]));
+      }
+      exactly_one.push_back(t_and(std::move(parts)));
+    }
+    n = intersect(n, normalize(t_or(std::move(exactly_one))));
+  }
+  if (s.contains("not")) n = intersect(n, normalize(t_not(child(t, s["not"], "/not"))));
+  if (s.contains("if") && (s.contains("then") || s.contains("else"))) {
+    const TermPtr cond = child(t, s["if"], "/if");
+    const TermPtr then = s.contains("then") ? child(t, s["then"], "/then") : t_true();
+    const TermPtr otherwise = s.contains("else") ? child(t, s["else"], "/else") : t_true();
+    n = intersect(n, normalize(t_or({t_and({cond, then}), t_and({t_not(cond), otherwise})})));
+  }
+  if (s.contains("nullable") && s["nullable"].is_boolean() && s["nullable"].get<bool>()) n.null = true;
+  return n;
+}
+
+}  // namespace lockstep::schema

@@ -1,0 +1,330 @@
+// schemas/norm_algebra.cpp — terms and the Boolean algebra of normal forms.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "schemas/number_language.h"
+#include "schemas/schema_model.h"
+
+namespace lockstep {
+
+SchemaError::SchemaError(std::string pointer, const std::string& message)
+    : std::runtime_error((pointer.empty() ? std::string("(root)") : pointer) + ": " + message),
+      pointer_(std::move(pointer)),
+      message_(message) {}
+
+namespace schema {
+
+namespace {
+constexpr size_t kMaxRecords = 256;
+
+bool is_true(const TermPtr& t) { return t->kind == Term::Kind::kTrue; }
+bool is_false(const TermPtr& t) { return t->kind == Term::Kind::kFalse; }
+
+TermPtr make(Term t) { return std::make_shared<const Term>(std::move(t)); }
+}  // namespace
+
+TermPtr t_true() {
+  static const TermPtr t = make(Term{Term::Kind::kTrue, nullptr, "", "", {}, "T"});
+  return t;
+}
+
+TermPtr t_false() {
+  static const TermPtr t = make(Term{Term::Kind::kFalse, nullptr, "", "", {}, "F"});
+  return t;
+}
+
+TermPtr t_schema(const json* node, std::string pointer, std::string base) {
+  if (node->is_boolean()) return node->get<bool>() ? t_true() : t_false();
+  Term t{Term::Kind::kSchema, node, std::move(pointer), std::move(base), {}, ""};
+  t.key = "S" + t.pointer;
+  return make(std::move(t));
+}
+
+namespace {
+TermPtr junction(Term::Kind kind, std::vector<TermPtr> args) {
+  const bool conj = kind == Term::Kind::kAnd;
+  std::vector<TermPtr> flat;
+  for (auto& a : args) {
+    if (a->kind == kind) {
+      flat.insert(flat.end(), a->args.begin(), a->args.end());
+    } else if (conj ? is_false(a) : is_true(a)) {
+      return a;  // absorbing element
+    } else if (!(conj ? is_true(a) : is_false(a))) {
+      flat.push_back(a);
+    }
+  }
+  std::sort(flat.begin(), flat.end(), [](const TermPtr& x, const TermPtr& y) { return x->key < y->key; });
+  flat.erase(std::unique(flat.begin(), flat.end(), [](const TermPtr& x, const TermPtr& y) { return x->key == y->key; }),
+             flat.end());
+  if (flat.empty()) return conj ? t_true() : t_false();
+  if (flat.size() == 1) return flat[0];
+  Term t{kind, nullptr, "", "", std::move(flat), ""};
+  t.key = conj ? "A(" : "O(";
+  for (size_t i = 0; i < t.args.size(); ++i) t.key += (i ? "," : "") + t.args[i]->key;
+  t.key += ")";
+  return make(std::move(t));
+}
+}  // namespace
+
+TermPtr t_and(std::vector<TermPtr> args) { return junction(Term::Kind::kAnd, std::move(args)); }
+TermPtr t_or(std::vector<TermPtr> args) { return junction(Term::Kind::kOr, std::move(args)); }
+
+TermPtr t_not(TermPtr arg) {
+  if (is_true(arg)) return t_false();
+  if (is_false(arg)) return t_true();
+  if (arg->kind == Term::Kind::kNot) return arg->args[0];
+  Term t{Term::Kind::kNot, nullptr, "", "", {arg}, "N(" + arg->key + ")"};
+  return make(std::move(t));
+}
+
+DfaPtr all_strings() {
+  static const DfaPtr d = std::make_shared<CharDfa>(CharDfa::all());
+  return d;
+}
+
+DfaPtr no_strings() {
+  static const DfaPtr d = std::make_shared<CharDfa>(CharDfa::none());
+  return d;
+}
+
+DfaPtr literal_key(const std::string& key) { return std::make_shared<CharDfa>(CharDfa::literal(key)); }
+
+namespace {
+
+DfaPtr dfa_and(const DfaPtr& a, const DfaPtr& b) {
+  if (!a || !b || a == no_strings() || b == no_strings()) return no_strings();
+  if (a == all_strings()) return b;
+  if (b == all_strings() || a == b) return a;
+  auto r = CharDfa::intersect(*a, *b);
+  return r.empty() ? no_strings() : std::make_shared<CharDfa>(std::move(r));
+}
+
+DfaPtr dfa_or(const DfaPtr& a, const DfaPtr& b) {
+  if (!a || a == no_strings()) return b ? b : no_strings();
+  if (!b || b == no_strings() || a == b) return a;
+  if (a == all_strings() || b == all_strings()) return all_strings();
+  return std::make_shared<CharDfa>(CharDfa::unite(*a, *b));
+}
+
+DfaPtr dfa_not(const DfaPtr& a, const DfaPtr& universe) {
+  if (!a || a == no_strings()) return universe;
+  if (a == all_strings() && universe == all_strings()) return no_strings();
+  auto r = CharDfa::intersect(*universe, a->complement());
+  return r.empty() ? no_strings() : std::make_shared<CharDfa>(std::move(r));
+}
+
+DfaPtr plain_universe() {
+  static const DfaPtr d = std::make_shared<CharDfa>(plain_numbers());
+  return d;
+}
+
+bool dfa_empty(const DfaPtr& d) { return !d || d == no_strings() || d->empty(); }
+
+bool record_ok(const ArrayRec& r) { return r.min <= r.max; }
+bool record_ok(const ObjectRec& r) {
+  if (r.min > r.max) return false;
+  for (const auto& m : r.must) {
+    if (is_false(m.value) || dfa_empty(m.keys)) return false;
+  }
+  return true;
+}
+
+TermPtr item_at(const ArrayRec& r, size_t i) { return i < r.prefix.size() ? r.prefix[i] : r.rest; }
+
+ArrayRec intersect(const ArrayRec& x, const ArrayRec& y) {
+  ArrayRec r;
+  const size_t n = std::max(x.prefix.size(), y.prefix.size());
+  for (size_t i = 0; i < n; ++i) r.prefix.push_back(t_and({item_at(x, i), item_at(y, i)}));
+  r.rest = t_and({x.rest, y.rest});
+  r.min = std::max(x.min, y.min);
+  r.max = std::min(x.max, y.max);
+  r.contains = x.contains;
+  r.contains.insert(r.contains.end(), y.contains.begin(), y.contains.end());
+  r.unique = x.unique || y.unique;
+  r.unique_pointer = x.unique ? x.unique_pointer : y.unique_pointer;
+  return r;
+}
+
+ObjectRec intersect(const ObjectRec& x, const ObjectRec& y) {
+  ObjectRec r = x;
+  for (const auto& name : y.order) {
+    if (std::find(r.order.begin(), r.order.end(), name) == r.order.end()) r.order.push_back(name);
+  }
+  r.rules.insert(r.rules.end(), y.rules.begin(), y.rules.end());
+  r.must.insert(r.must.end(), y.must.begin(), y.must.end());
+  r.min = std::max(x.min, y.min);
+  r.max = std::min(x.max, y.max);
+  return r;
+}
+
+template <typename Rec>
+std::vector<Rec> cross(const std::vector<Rec>& a, const std::vector<Rec>& b) {
+  if (a.size() * b.size() > kMaxRecords) {
+    throw SchemaError("", fmt::format("the schema combines into more than {} alternatives", kMaxRecords));
+  }
+  std::vector<Rec> out;
+  for (const auto& x : a) {
+    for (const auto& y : b) {
+      Rec r = intersect(x, y);
+      if (record_ok(r)) out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+template <typename Rec>
+std::vector<Rec> concat(const std::vector<Rec>& a, const std::vector<Rec>& b) {
+  if (a.size() + b.size() > kMaxRecords) {
+    throw SchemaError("", fmt::format("the schema combines into more than {} alternatives", kMaxRecords));
+  }
+  std::vector<Rec> out = a;
+  out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+std::vector<ArrayRec> violations(const ArrayRec& r) {
+  if (r.unique) {
+    throw SchemaError(r.unique_pointer, "uniqueItems cannot be negated (under not, oneOf or if) in a grammar");
+  }
+  std::vector<ArrayRec> out;
+  auto base = [] {
+    ArrayRec v;
+    v.rest = t_true();
+    return v;
+  };
+  if (r.min > 0) {
+    ArrayRec v = base();
+    v.max = r.min - 1;
+    out.push_back(v);
+  }
+  if (r.max != kUnbounded) {
+    ArrayRec v = base();
+    v.min = r.max + 1;
+    out.push_back(v);
+  }
+  for (size_t i = 0; i < r.prefix.size(); ++i) {
+    if (is_true(r.prefix[i])) continue;
+    ArrayRec v = base();
+    v.prefix.assign(i, t_true());
+    v.prefix.push_back(t_not(r.prefix[i]));
+    v.min = static_cast<uint32_t>(i + 1);
+    out.push_back(v);
+  }
+  if (!is_true(r.rest)) {
+    ArrayRec v = base();
+    v.contains.push_back({t_not(r.rest), 1, kUnbounded, static_cast<uint32_t>(r.prefix.size())});
+    out.push_back(v);
+  }
+  for (const auto& c : r.contains) {
+    if (c.min > 0) {
+      ArrayRec v = base();
+      v.contains.push_back({c.term, 0, c.min - 1, c.from});
+      out.push_back(v);
+    }
+    if (c.max != kUnbounded) {
+      ArrayRec v = base();
+      v.contains.push_back({c.term, c.max + 1, kUnbounded, c.from});
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
+std::vector<ObjectRec> violations(const ObjectRec& r) {
+  std::vector<ObjectRec> out;
+  if (r.min > 0) {
+    ObjectRec v;
+    v.max = r.min - 1;
+    out.push_back(v);
+  }
+  if (r.max != kUnbounded) {
+    ObjectRec v;
+    v.min = r.max + 1;
+    out.push_back(v);
+  }
+  for (const auto& k : r.rules) {
+    if (is_true(k.value)) continue;
+    ObjectRec v;
+    v.must.push_back({k.keys, k.literal, t_not(k.value)});
+    out.push_back(v);
+  }
+  for (const auto& m : r.must) {
+    ObjectRec v;
+    v.rules.push_back({m.keys, m.literal, t_not(m.value)});
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+Norm Norm::any() {
+  Norm n;
+  n.null = true;
+  n.booleans = 3;
+  n.number = {true, plain_universe()};
+  n.string = all_strings();
+  ArrayRec a;
+  a.rest = t_true();
+  n.arrays.push_back(a);
+  n.objects.emplace_back();
+  return n;
+}
+
+Norm Norm::nothing() {
+  Norm n;
+  n.number = {false, no_strings()};
+  n.string = no_strings();
+  return n;
+}
+
+Norm intersect(const Norm& a, const Norm& b) {
+  Norm n;
+  n.null = a.null && b.null;
+  n.booleans = a.booleans & b.booleans;
+  n.number.exponents = a.number.exponents && b.number.exponents;
+  n.number.plain = dfa_and(a.number.plain, b.number.plain);
+  n.string = dfa_and(a.string, b.string);
+  n.arrays = cross(a.arrays, b.arrays);
+  n.objects = cross(a.objects, b.objects);
+  return n;
+}
+
+Norm unite(const Norm& a, const Norm& b) {
+  Norm n;
+  n.null = a.null || b.null;
+  n.booleans = a.booleans | b.booleans;
+  n.number.exponents = a.number.exponents || b.number.exponents;
+  n.number.plain = dfa_or(a.number.plain, b.number.plain);
+  n.string = dfa_or(a.string, b.string);
+  n.arrays = concat(a.arrays, b.arrays);
+  n.objects = concat(a.objects, b.objects);
+  return n;
+}
+
+Norm complement(const Norm& a) {
+  Norm n;
+  n.null = !a.null;
+  n.booleans = static_cast<uint8_t>(3 & ~a.booleans);
+  // The complement of a value-constrained number set would include the exponent texts of
+  // the values outside it; those cannot be told apart, so exponent texts are left out.
+  n.number.exponents = false;
+  n.number.plain = dfa_not(a.number.plain, plain_universe());
+  n.string = dfa_not(a.string, all_strings());
+  ArrayRec any_array;
+  any_array.rest = t_true();
+  n.arrays = {any_array};
+  for (const auto& r : a.arrays) n.arrays = cross(n.arrays, violations(r));
+  n.objects = {ObjectRec{}};
+  for (const auto& r : a.objects) n.objects = cross(n.objects, violations(r));
+  return n;
+}
+
+bool obviously_empty(const Norm& n) {
+  return !n.null && n.booleans == 0 && !n.number.exponents && dfa_empty(n.number.plain) && dfa_empty(n.string) &&
+         n.arrays.empty() && n.objects.empty();
+}
+
+}  // namespace schema
+}  // namespace lockstep

@@ -1,0 +1,73 @@
+// schemas/schema_compiler.h — the JSON Schema compiler's state (internal).
+//
+// keywords.cpp: the document index ($id, $anchor, $ref), and each keyword's meaning as a
+// Norm. schema_grammar.cpp: Norms → grammar rules (strings and numbers as automata,
+// arrays and objects as small state machines over items and members).
+#pragma once
+
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "schemas/json_schema.h"
+#include "schemas/schema_model.h"
+
+namespace lockstep::schema {
+
+class SchemaCompiler {
+ public:
+  SchemaCompiler(const json& document, const JsonSchemaOptions& options);
+
+  CompiledSchema run();
+
+  /// The meaning of `t` for one value (memoized by term key). Throws SchemaError.
+  const Norm& normalize(const TermPtr& t);
+
+  /// "<pointer>: <message>" — an error, or in lenient mode an unenforced keyword.
+  void unsupported(const std::string& pointer, const std::string& keyword, const std::string& why);
+  void warn(const std::string& pointer, const std::string& message);
+
+  const JsonSchemaOptions& options() const { return opt_; }
+
+ private:
+  // ---- keywords.cpp
+  struct Resource {
+    const json* node;
+    std::string pointer;
+    int draft;
+  };
+  void index(const json& node, const std::string& pointer, const std::string& base, int draft);
+  int draft_of(const std::string& pointer) const;
+  TermPtr resolve_ref(const std::string& ref, const std::string& base, const std::string& pointer);
+  TermPtr child(const Term& parent, const json& node, const std::string& path);
+  Norm normalize_schema(const Term& t);
+  Norm type_norm(const json& type, const std::string& pointer);
+  Norm value_norm(const json& value, const std::string& pointer);
+  Norm number_keywords(const json& s, const std::string& pointer, int draft);
+  Norm string_keywords(const json& s, const std::string& pointer);
+  Norm array_keywords(const json& s, const Term& t, int draft);
+  Norm object_keywords(const json& s, const Term& t, int draft);
+  Norm dependency_norm(const json& s, const Term& t, const std::string& name, const json& dep,
+                       const std::string& pointer);
+  DfaPtr pattern_dfa(const json& pattern, const std::string& pointer);
+  TermPtr const_term(const json& value, const std::string& pointer);
+
+  // ---- schema_grammar.cpp
+  friend class GrammarBuilder;
+
+  const json& doc_;
+  JsonSchemaOptions opt_;
+  int root_draft_ = 2020;
+  std::map<std::string, Resource> resources_;  // absolute URI (with #fragment for anchors)
+  std::map<std::string, std::string> base_of_;  // pointer → base URI of the node there
+  std::unordered_map<std::string, Norm> norms_;
+  std::set<std::string> in_progress_;
+  std::deque<json> synthetic_;  // nodes made up for enum / const members
+  std::vector<std::string> warnings_, unenforced_;
+};
+
+std::string escape_pointer_token(const std::string& token);
+
+}  // namespace lockstep::schema

@@ -1,0 +1,492 @@
+// schemas/schema_grammar.cpp — normal forms → grammar rules, and the public entry points.
+//
+// Each term becomes a rule (so recursion through items and properties is a rule cycle).
+// Strings and numbers are automata. An array or an object is a list of elements whose
+// constraints (counts, `contains`, required properties, property order) form a small state
+// machine over element kinds that only moves forward (or loops on one state); it is
+// written as non-recursive rules, which the compiler inlines into one automaton.
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "schemas/number_language.h"
+#include "schemas/schema_compiler.h"
+
+namespace lockstep::schema {
+
+namespace {
+
+constexpr size_t kMaxMachineStates = 4096;
+constexpr size_t kMaxExactObligations = 8;
+
+Expr lit(const std::string& s) { return Expr::literal(s); }
+Expr never() { return Expr::char_class({}); }
+Expr seq(std::vector<Expr> v) { return Expr::sequence(std::move(v)); }
+
+// A list of elements driven by a forward-only state machine.
+struct Machine {
+  struct Move {
+    Expr element;
+    uint32_t target;
+  };
+  std::vector<std::vector<Move>> moves;
+  std::vector<char> accepting;
+};
+
+}  // namespace
+
+class GrammarBuilder {
+ public:
+  explicit GrammarBuilder(SchemaCompiler& c) : c_(c), opt_(c.options()) {}
+
+  Grammar build(const TermPtr& root) {
+    if (opt_.whitespace == JsonSchemaOptions::Whitespace::kFlexible) {
+      ws_rule_ = g_.add_rule("ws", Expr::repeat(Expr::char_class({{' ', ' '}, {'\t', '\n'}, {'\r', '\r'}}), 0,
+                                                opt_.max_whitespace));
+    }
+    const uint32_t value = term_rule(root, 0);
+    // The root allows whitespace around the value, as JSON texts do (RFC 8259 §2).
+    g_.root = g_.add_rule("root", seq({ws(), Expr::rule_ref(value), ws()}));
+    return std::move(g_);
+  }
+
+ private:
+  bool pretty() const { return opt_.whitespace == JsonSchemaOptions::Whitespace::kPretty; }
+  Expr ws() const { return ws_rule_ != UINT32_MAX ? Expr::rule_ref(ws_rule_) : Expr::empty(); }
+  std::string indent(uint32_t depth) const { return std::string(depth * opt_.indent, ' '); }
+
+  struct Pieces {
+    Expr empty, open, sep, close;
+  };
+  Pieces pieces(char open, char close, uint32_t depth) const {
+    const std::string o(1, open), c(1, close);
+    if (pretty()) {
+      return {lit(o + c), lit(o + "\n" + indent(depth + 1)), lit(",\n" + indent(depth + 1)),
+              lit("\n" + indent(depth) + c)};
+    }
+    return {seq({lit(o), ws(), lit(c)}), seq({lit(o), ws()}), seq({ws(), lit(","), ws()}), seq({ws(), lit(c)})};
+  }
+
+  uint32_t add_rule(const std::string& hint, Expr body) {
+    std::string name = hint;
+    for (char& ch : name) {
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-') ch = '-';
+    }
+    if (name.size() > 40) name = name.substr(name.size() - 40);
+    return g_.add_rule(fmt::format("{}{}{}", name.empty() ? "r" : name, name.empty() ? "" : "-", g_.rules.size()),
+                       std::move(body));
+  }
+
+  uint32_t term_rule(const TermPtr& t, uint32_t depth) {
+    const std::string key = pretty() ? fmt::format("{}@{}", t->key, depth) : t->key;
+    if (auto it = rules_.find(key); it != rules_.end()) return it->second;
+    const uint32_t id = add_rule(t->kind == Term::Kind::kSchema ? t->pointer : "", Expr::empty());
+    rules_[key] = id;
+    const Norm n = c_.normalize(t);
+    g_.rules[id].body = norm_expr(n, depth, t->pointer);
+    return id;
+  }
+
+  Expr shared_automaton(const DfaPtr& d, bool json_string) {
+    if (d->size() <= 8) return automaton_expr(d, json_string);
+    const auto key = std::make_pair(d.get(), json_string);
+    auto it = dfa_rules_.find(key);
+    if (it == dfa_rules_.end()) {
+      it = dfa_rules_.emplace(key, add_rule(json_string ? "string" : "number", automaton_expr(d, json_string))).first;
+      keep_.push_back(d);
+    }
+    return Expr::rule_ref(it->second);
+  }
+
+  Expr norm_expr(const Norm& n, uint32_t depth, const std::string& pointer) {
+    std::vector<Expr> alts;
+    if (n.null) alts.push_back(lit("null"));
+    if (n.booleans & 2) alts.push_back(lit("true"));
+    if (n.booleans & 1) alts.push_back(lit("false"));
+    DfaPtr numbers = n.number.plain && !n.number.plain->empty() ? n.number.plain : nullptr;
+    if (n.number.exponents) {
+      numbers = numbers ? std::make_shared<CharDfa>(CharDfa::unite(*numbers, exponent_numbers()))
+                        : std::make_shared<CharDfa>(exponent_numbers());
+    }
+    if (numbers) alts.push_back(shared_automaton(numbers, false));
+    if (n.string && !n.string->empty()) alts.push_back(seq({lit("\""), shared_automaton(n.string, true), lit("\"")}));
+    for (const auto& r : n.arrays) alts.push_back(array_expr(r, depth, pointer));
+    for (const auto& r : n.objects) alts.push_back(object_expr(r, depth, pointer));
+    return alts.empty() ? never() : Expr::choice(std::move(alts));
+  }
+
+  // ---- lists
+
+  Expr list_expr(const Machine& m, const Pieces& p, const std::string& hint) {
+    // A(s): after at least one element, in state s.
+    std::vector<int64_t> after(m.moves.size(), -1);
+    std::function<Expr(uint32_t)> A = [&](uint32_t s) -> Expr {
+      if (after[s] >= 0) return Expr::rule_ref(static_cast<uint32_t>(after[s]));
+      std::vector<Expr> loops, exits;
+      for (const auto& mv : m.moves[s]) {
+        if (mv.target == s) loops.push_back(mv.element);
+      }
+      if (m.accepting[s]) exits.push_back(Expr::empty());
+      for (const auto& mv : m.moves[s]) {
+        if (mv.target != s) exits.push_back(seq({p.sep, mv.element, A(mv.target)}));
+      }
+      std::vector<Expr> body;
+      if (!loops.empty()) body.push_back(Expr::repeat(seq({p.sep, Expr::choice(std::move(loops))}), 0, kUnbounded));
+      body.push_back(exits.empty() ? never() : Expr::choice(std::move(exits)));
+      const uint32_t id = add_rule(hint + "-s" + std::to_string(s), seq(std::move(body)));
+      after[s] = id;
+      return Expr::rule_ref(id);
+    };
+    std::vector<Expr> first;
+    for (const auto& mv : m.moves[0]) first.push_back(seq({mv.element, A(mv.target)}));
+    std::vector<Expr> alts;
+    if (m.accepting[0]) alts.push_back(p.empty);
+    if (!first.empty()) alts.push_back(seq({p.open, Expr::choice(std::move(first)), p.close}));
+    return alts.empty() ? never() : Expr::choice(std::move(alts));
+  }
+
+  // Keeps only states that can still reach an accepting one; renumbers from 0.
+  static Machine prune(const Machine& m) {
+    const size_t n = m.moves.size();
+    std::vector<char> live(n, 0);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t s = 0; s < n; ++s) {
+        if (live[s]) continue;
+        bool l = m.accepting[s];
+        for (const auto& mv : m.moves[s]) l = l || (mv.target != s && live[mv.target]);
+        if (l) live[s] = 1, changed = true;
+      }
+    }
+    Machine out;
+    std::vector<uint32_t> id(n, UINT32_MAX);
+    for (size_t s = 0; s < n; ++s) {
+      if (live[s] || s == 0) {
+        id[s] = static_cast<uint32_t>(out.moves.size());
+        out.moves.emplace_back();
+        out.accepting.push_back(m.accepting[s]);
+      }
+    }
+    for (size_t s = 0; s < n; ++s) {
+      if (id[s] == UINT32_MAX) continue;
+      for (const auto& mv : m.moves[s]) {
+        if (id[mv.target] != UINT32_MAX && (live[mv.target] || mv.target == s)) {
+          out.moves[id[s]].push_back({mv.element, id[mv.target]});
+        }
+      }
+    }
+    return out;
+  }
+
+  // ---- arrays
+
+  Expr item(const TermPtr& t, uint32_t depth) { return Expr::rule_ref(term_rule(t, depth + 1)); }
+
+  Expr array_expr(ArrayRec r, uint32_t depth, const std::string& pointer) {
+    const Pieces p = pieces('[', ']', depth);
+    if (r.unique && r.max > 1) {
+      c_.unsupported(r.unique_pointer.substr(0, r.unique_pointer.rfind('/')), "uniqueItems",
+                     "a grammar cannot check that items differ");
+    }
+    if (r.rest->kind == Term::Kind::kFalse) r.max = std::min<uint32_t>(r.max, static_cast<uint32_t>(r.prefix.size()));
+    if (r.min > r.max) return never();
+    if (r.contains.size() > 1) {
+      c_.unsupported(pointer, "contains", "several contains constraints on one array");
+      r.contains.resize(1);
+    }
+    if (r.contains.empty()) return plain_array(r, depth, p);
+    // With contains: states (items so far k, matching items c), both capped.
+    const Contains& ct = r.contains[0];
+    const uint32_t psize = static_cast<uint32_t>(r.prefix.size());
+    const bool bounded = r.max != kUnbounded;
+    const uint32_t kcap = bounded ? r.max : std::max({psize, ct.from, r.min});
+    const uint32_t ccap = ct.max != kUnbounded ? ct.max + 1 : ct.min;
+    if (static_cast<uint64_t>(kcap + 1) * (ccap + 1) > kMaxMachineStates) {
+      c_.unsupported(pointer, "contains", "the item counts are too large to track");
+      return plain_array(r, depth, p);
+    }
+    Machine m;
+    auto state_id = [&](uint32_t k, uint32_t c) { return k * (ccap + 1) + c; };
+    m.moves.resize((kcap + 1) * (ccap + 1));
+    m.accepting.resize(m.moves.size());
+    for (uint32_t k = 0; k <= kcap; ++k) {
+      for (uint32_t c = 0; c <= ccap; ++c) {
+        const uint32_t s = state_id(k, c);
+        const bool c_ok = c >= std::min(ct.min, ccap) && (ct.max == kUnbounded || c <= ct.max);
+        m.accepting[s] = k >= r.min && c_ok;
+        if (bounded && k == r.max) continue;
+        const TermPtr base = k < psize ? r.prefix[k] : r.rest;
+        const uint32_t nk = bounded ? k + 1 : std::min(k + 1, kcap);
+        if (k >= ct.from) {
+          m.moves[s].push_back({item(t_and({base, ct.term}), depth), state_id(nk, std::min(c + 1, ccap))});
+          m.moves[s].push_back({item(t_and({base, t_not(ct.term)}), depth), state_id(nk, c)});
+        } else {
+          m.moves[s].push_back({item(base, depth), state_id(nk, c)});
+        }
+      }
+    }
+    return list_expr(prune(m), p, pointer + "-items");
+  }
+
+  Expr plain_array(const ArrayRec& r, uint32_t depth, const Pieces& p) {
+    const uint32_t psize = static_cast<uint32_t>(r.prefix.size());
+    // Elements from index i on (the one at index 0 has no separator), at least `min` in all.
+    std::function<Expr(uint32_t, uint32_t)> from = [&](uint32_t i, uint32_t min) -> Expr {
+      if (i >= r.max) return Expr::empty();
+      const Expr sep = i == 0 ? Expr::empty() : p.sep;
+      if (i < psize) {
+        Expr e = seq({sep, item(r.prefix[i], depth), from(i + 1, min)});
+        return i >= min ? Expr::choice({Expr::empty(), std::move(e)}) : e;
+      }
+      const uint32_t lo = min > i ? min - i : 0;
+      const uint32_t hi = r.max == kUnbounded ? kUnbounded : r.max - i;
+      const Expr it = item(r.rest, depth);
+      if (i > 0) return Expr::repeat(seq({p.sep, it}), lo, hi);
+      Expr list = seq({it, Expr::repeat(seq({p.sep, it}), lo > 0 ? lo - 1 : 0, hi == kUnbounded ? kUnbounded : hi - 1)});
+      return lo == 0 ? Expr::choice({Expr::empty(), std::move(list)}) : list;
+    };
+    std::vector<Expr> alts;
+    if (r.min == 0) alts.push_back(p.empty);
+    if (r.max > 0) alts.push_back(seq({p.open, from(0, std::max<uint32_t>(r.min, 1)), p.close}));
+    return alts.empty() ? never() : Expr::choice(std::move(alts));
+  }
+
+  // ---- objects
+
+  struct Kind {
+    Expr key;           // the JSON string of the key
+    TermPtr value;
+    uint64_t satisfies;  // obligations met by a member of this kind
+    int order;           // index in the declared order, or -1
+  };
+
+  Expr key_expr(const DfaPtr& keys) { return seq({lit("\""), shared_automaton(keys, true), lit("\"")}); }
+
+  Expr object_expr(const ObjectRec& r, uint32_t depth, const std::string& pointer) {
+    const Pieces p = pieces('{', '}', depth);
+    // Literal names: declared ones in order, then the others named by rules or obligations.
+    std::vector<std::string> names = r.order;
+    auto add_name = [&](const std::optional<std::string>& n) {
+      if (n && std::find(names.begin(), names.end(), *n) == names.end()) names.push_back(*n);
+    };
+    for (const auto& k : r.rules) add_name(k.literal);
+    for (const auto& o : r.must) add_name(o.literal);
+    DfaPtr named = no_strings();
+    for (const auto& n : names) {
+      const auto d = literal_key(n);
+      named = named == no_strings() ? d : std::make_shared<CharDfa>(CharDfa::unite(*named, *d));
+    }
+    // Key languages that split the other keys into regions.
+    std::vector<DfaPtr> splitters;
+    for (const auto& k : r.rules) {
+      if (!k.literal) splitters.push_back(k.keys);
+    }
+    for (const auto& o : r.must) {
+      if (!o.literal) splitters.push_back(o.keys);
+    }
+    if (splitters.size() > 6) {
+      throw SchemaError(pointer, fmt::format("{} key patterns on one object: too many to partition", splitters.size()));
+    }
+    const size_t q = r.must.size();
+    const bool exact_obligations = q <= kMaxExactObligations;
+    if (q > 63) throw SchemaError(pointer, fmt::format("{} required-member conditions on one object", q));
+    auto in_keys = [](const DfaPtr& keys, const std::optional<std::string>& lit_key, const std::string& k) {
+      return lit_key ? *lit_key == k : keys->accepts(k);
+    };
+    std::vector<Kind> kinds;
+    // Splits a member kind by the obligations whose value constraint it may or may not meet.
+    auto add_kind = [&](Expr key, TermPtr value, uint64_t key_matches, int order) {
+      std::vector<std::pair<TermPtr, uint64_t>> variants{{value, 0}};
+      for (size_t o = 0; o < q; ++o) {
+        if (!(key_matches >> o & 1)) continue;
+        const TermPtr& need = r.must[o].value;
+        std::vector<std::pair<TermPtr, uint64_t>> next;
+        for (auto& [v, bits] : variants) {
+          if (need->kind == Term::Kind::kTrue) {
+            next.push_back({v, bits | (1ull << o)});
+          } else {
+            next.push_back({t_and({v, need}), bits | (1ull << o)});
+            next.push_back({t_and({v, t_not(need)}), bits});
+          }
+        }
+        variants = std::move(next);
+      }
+      for (auto& [v, bits] : variants) {
+        if (v->kind == Term::Kind::kFalse) continue;
+        kinds.push_back({key, v, bits, order});
+      }
+    };
+    for (const auto& name : names) {
+      std::vector<TermPtr> parts;
+      for (const auto& k : r.rules) {
+        if (in_keys(k.keys, k.literal, name)) parts.push_back(k.value);
+      }
+      uint64_t matches = 0;
+      for (size_t o = 0; o < q; ++o) {
+        if (in_keys(r.must[o].keys, r.must[o].literal, name)) matches |= 1ull << o;
+      }
+      const auto pos = std::find(r.order.begin(), r.order.end(), name);
+      add_kind(key_expr(literal_key(name)), t_and(std::move(parts)), matches,
+               pos == r.order.end() ? -1 : static_cast<int>(pos - r.order.begin()));
+    }
+    const DfaPtr others = named == no_strings() ? all_strings() : std::make_shared<CharDfa>(named->complement());
+    for (uint32_t mask = 0; mask < (1u << splitters.size()); ++mask) {
+      CharDfa keys = *others;
+      for (size_t j = 0; j < splitters.size() && !keys.empty(); ++j) {
+        keys = CharDfa::intersect(keys, (mask >> j & 1) ? *splitters[j] : splitters[j]->complement());
+      }
+      if (keys.empty()) continue;
+      const auto region = std::make_shared<CharDfa>(std::move(keys));
+      std::vector<TermPtr> parts;
+      size_t j = 0;
+      for (const auto& k : r.rules) {
+        if (!k.literal) {
+          if (mask >> j & 1) parts.push_back(k.value);
+          ++j;
+        }
+      }
+      uint64_t matches = 0;
+      for (size_t o = 0; o < q; ++o) {
+        if (!r.must[o].literal && (mask >> j & 1)) matches |= 1ull << o;
+        if (!r.must[o].literal) ++j;
+      }
+      add_kind(key_expr(region), t_and(std::move(parts)), matches, -1);
+    }
+    if (!exact_obligations) {
+      for (const auto& o : r.must) {
+        if (!o.literal || o.value->kind != Term::Kind::kTrue) {
+          throw SchemaError(pointer, fmt::format("{} required-member conditions on one object are too many to track", q));
+        }
+      }
+      if (opt_.property_order == JsonSchemaOptions::PropertyOrder::kAny) {
+        c_.warn(pointer, fmt::format("{} required properties: in any-order mode they must keep the order of "
+                                     "'required'", q));
+      }
+    }
+    return list_expr(object_machine(r, kinds, depth), p, pointer + "-members");
+  }
+
+  Machine object_machine(const ObjectRec& r, const std::vector<Kind>& kinds, uint32_t depth) {
+    const bool schema_order = opt_.property_order == JsonSchemaOptions::PropertyOrder::kSchema;
+    const size_t q = r.must.size();
+    const bool exact = q <= kMaxExactObligations;
+    const uint32_t n_order = static_cast<uint32_t>(r.order.size());
+    const bool counting = r.min > 0 || r.max != kUnbounded;
+    const uint32_t ccap = r.max != kUnbounded ? r.max : r.min;
+    // Which obligation a declared required name stands for (for order checks).
+    std::vector<int> required_at(n_order, -1);
+    for (size_t o = 0; o < q; ++o) {
+      if (!r.must[o].literal || r.must[o].value->kind != Term::Kind::kTrue) continue;
+      auto pos = std::find(r.order.begin(), r.order.end(), *r.must[o].literal);
+      if (pos != r.order.end()) required_at[pos - r.order.begin()] = static_cast<int>(o);
+    }
+    struct State {
+      uint32_t pos;
+      uint64_t sat;  // exact: bit set; otherwise: how many obligations met, in order
+      uint32_t count;
+      bool operator<(const State& o) const { return std::tie(pos, sat, count) < std::tie(o.pos, o.sat, o.count); }
+    };
+    std::map<State, uint32_t> ids;
+    std::vector<State> states;
+    Machine m;
+    auto id_of = [&](const State& s) {
+      auto [it, fresh] = ids.try_emplace(s, static_cast<uint32_t>(states.size()));
+      if (fresh) {
+        if (states.size() >= kMaxMachineStates) {
+          throw SchemaError("", fmt::format("an object's constraints need more than {} states", kMaxMachineStates));
+        }
+        states.push_back(s);
+        m.moves.emplace_back();
+        m.accepting.push_back(0);
+      }
+      return it->second;
+    };
+    const uint64_t all = q == 64 ? ~0ull : (1ull << q) - 1;
+    id_of({0, 0, 0});
+    for (uint32_t i = 0; i < states.size(); ++i) {
+      const State s = states[i];
+      const bool done = exact ? s.sat == all : s.sat == q;
+      m.accepting[i] = done && s.count >= std::min(r.min, ccap);
+      if (counting && r.max != kUnbounded && s.count >= r.max) continue;
+      for (const auto& k : kinds) {
+        State t = s;
+        if (schema_order) {
+          const uint32_t to = k.order >= 0 ? static_cast<uint32_t>(k.order) : n_order;
+          if (k.order >= 0 && to < s.pos) continue;
+          // Skipping a required declared name that was not seen makes the object invalid.
+          bool skips_required = false;
+          for (uint32_t j = s.pos; j < to && j < n_order; ++j) {
+            const int o = required_at[j];
+            if (o >= 0 && (exact ? !(s.sat >> o & 1) : static_cast<uint64_t>(o) >= s.sat)) skips_required = true;
+          }
+          if (skips_required) continue;
+          t.pos = k.order >= 0 ? to + 1 : n_order;
+        }
+        if (exact) {
+          t.sat |= k.satisfies;
+        } else if (k.satisfies) {
+          // Ordered fallback: a required member must be the next one due.
+          if (s.sat >= q || k.satisfies != (1ull << s.sat)) continue;
+          t.sat = s.sat + 1;
+        }
+        if (counting) t.count = std::min(s.count + 1, std::max(ccap, 1u));
+        const uint32_t target = id_of(t);  // may grow m.moves: index it afterwards
+        Expr element = member(k, depth);
+        m.moves[i].push_back({std::move(element), target});
+      }
+    }
+    return prune(m);
+  }
+
+  Expr member(const Kind& k, uint32_t depth) {
+    const Expr value = item(k.value, depth);
+    if (pretty()) return seq({k.key, lit(": "), value});
+    return seq({k.key, ws(), lit(":"), ws(), value});
+  }
+
+  SchemaCompiler& c_;
+  const JsonSchemaOptions& opt_;
+  Grammar g_;
+  uint32_t ws_rule_ = UINT32_MAX;
+  std::unordered_map<std::string, uint32_t> rules_;
+  std::map<std::pair<const CharDfa*, bool>, uint32_t> dfa_rules_;
+  std::vector<DfaPtr> keep_;
+};
+
+CompiledSchema SchemaCompiler::run() {
+  auto b = base_of_.find("");
+  const TermPtr root = t_schema(&doc_, "", b != base_of_.end() ? b->second : "");
+  if (!doc_.is_object() && !doc_.is_boolean()) throw SchemaError("", "a schema must be an object or a boolean");
+  GrammarBuilder builder(*this);
+  CompiledSchema out;
+  try {
+    out.grammar = builder.build(root);
+  } catch (const AutomatonLimitError& e) {
+    throw SchemaError("", e.what());
+  }
+  try {
+    prune_unproductive(out.grammar);
+  } catch (const GrammarError&) {
+    throw SchemaError("", "the schema is unsatisfiable: no JSON value is valid");
+  }
+  out.warnings = warnings_;
+  out.unenforced = unenforced_;
+  return out;
+}
+
+}  // namespace lockstep::schema
+
+namespace lockstep {
+
+CompiledSchema compile_json_schema(const nlohmann::ordered_json& schema, const JsonSchemaOptions& options) {
+  schema::SchemaCompiler c(schema, options);
+  return c.run();
+}
+
+Grammar json_value_grammar(const JsonSchemaOptions& options) {
+  return compile_json_schema(nlohmann::ordered_json(true), options).grammar;
+}
+
+}  // namespace lockstep

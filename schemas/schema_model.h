@@ -1,0 +1,115 @@
+// schemas/schema_model.h — the schema algebra (internal to the schemas layer).
+//
+// Term: a lazy schema expression — a schema node, or And / Or / Not of terms. Terms sit
+// where a value nests (array items, property values), so recursive schemas stay finite.
+// Norm: what a term means for one JSON value, by type: null, booleans, numbers and
+// strings as automata, arrays and objects as unions of constraint records whose children
+// are terms.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "grammar/char_dfa.h"
+#include "schemas/json_schema.h"
+
+namespace lockstep::schema {
+
+using json = nlohmann::ordered_json;
+
+struct Term;
+using TermPtr = std::shared_ptr<const Term>;
+
+struct Term {
+  enum class Kind { kTrue, kFalse, kSchema, kAnd, kOr, kNot };
+  Kind kind = Kind::kTrue;
+  const json* node = nullptr;  ///< kSchema
+  std::string pointer;         ///< kSchema: JSON pointer from the document root
+  std::string base;            ///< kSchema: base URI for $ref resolution
+  std::vector<TermPtr> args;   ///< kAnd, kOr, kNot
+  std::string key;             ///< canonical form, equal keys mean equal terms
+};
+
+TermPtr t_true();
+TermPtr t_false();
+TermPtr t_schema(const json* node, std::string pointer, std::string base);
+TermPtr t_and(std::vector<TermPtr> args);
+TermPtr t_or(std::vector<TermPtr> args);
+TermPtr t_not(TermPtr arg);
+
+using DfaPtr = std::shared_ptr<const CharDfa>;
+
+/// Numbers: `plain` holds the accepted texts without exponent; `exponents` says whether
+/// every text with an exponent is accepted too (only when no value constraint applies).
+struct NumberSet {
+  bool exponents = false;
+  DfaPtr plain;
+};
+
+struct Contains {
+  TermPtr term;
+  uint32_t min = 1, max = kUnbounded;
+  uint32_t from = 0;  ///< counts only items at this index or later
+};
+
+struct ArrayRec {
+  std::vector<TermPtr> prefix;  ///< items by position
+  TermPtr rest;                 ///< items after the prefix
+  uint32_t min = 0, max = kUnbounded;
+  std::vector<Contains> contains;
+  bool unique = false;
+  std::string unique_pointer;
+};
+
+/// Every member whose key is in `keys` has a value satisfying `value`.
+struct KeyRule {
+  DfaPtr keys;
+  std::optional<std::string> literal;  ///< the single key, when `keys` holds exactly one
+  TermPtr value;
+};
+
+/// At least one member has its key in `keys` and a value satisfying `value`.
+struct Obligation {
+  DfaPtr keys;
+  std::optional<std::string> literal;
+  TermPtr value;
+};
+
+struct ObjectRec {
+  std::vector<std::string> order;  ///< declared property names, in schema order
+  std::vector<KeyRule> rules;
+  std::vector<Obligation> must;
+  uint32_t min = 0, max = kUnbounded;
+};
+
+struct Norm {
+  bool null = false;
+  uint8_t booleans = 0;  ///< bit 0: false, bit 1: true
+  NumberSet number;
+  DfaPtr string;
+  std::vector<ArrayRec> arrays;
+  std::vector<ObjectRec> objects;
+
+  static Norm any();
+  static Norm nothing();
+};
+
+/// Boolean algebra on Norms. Throws SchemaError (pointer "") when a complement cannot be
+/// expressed (uniqueItems under not) or the number of records explodes.
+Norm intersect(const Norm& a, const Norm& b);
+Norm unite(const Norm& a, const Norm& b);
+Norm complement(const Norm& a);
+/// Quick emptiness: no type admits a value (records are assumed satisfiable).
+bool obviously_empty(const Norm& n);
+
+/// Shared automata.
+DfaPtr all_strings();
+DfaPtr no_strings();
+DfaPtr literal_key(const std::string& key);
+
+}  // namespace lockstep::schema
