@@ -145,7 +145,7 @@ Grammar inline_rules(const Grammar& g, const InlineLimits& limits) {
     if (e.kind == Expr::Kind::kRuleRef) {
       const uint32_t r = e.rule;
       const bool small = size[r] <= limits.max_rule_size || (uses[r] == 1 && size[r] <= limits.max_single_use_size);
-      if (!recursive[r] && r != out.root && small && size[r] <= budget) {
+      if (!recursive[r] && r != out.root && !out.rules[r].no_inline && small && size[r] <= budget) {
         budget -= size[r];
         const SourceLocation where = e.where;
         e = out.rules[r].body;

@@ -95,17 +95,22 @@ struct Rule {
   std::string name;
   Expr body;
   SourceLocation where;  ///< where the definition starts
+  /// Keep this rule a rule of its own: the compiler must not copy its body into callers
+  /// (a front end's hint, e.g. for a string automaton shared by many properties).
+  bool no_inline = false;
 };
 
 /// A context-free grammar over code points. `root` is the start rule.
 struct Grammar {
   std::vector<Rule> rules;
   uint32_t root = 0;
+  /// name → index of the rules added with add_rule (find_rule falls back to a scan).
+  std::unordered_map<std::string, uint32_t> names;
 
   /// Index of the rule named `name`, or -1.
   int64_t find_rule(std::string_view name) const;
   /// Appends a rule and returns its index (names must be unique; throws GrammarError).
-  uint32_t add_rule(std::string name, Expr body, SourceLocation where = {});
+  uint32_t add_rule(std::string name, Expr body, SourceLocation where = {}, bool no_inline = false);
 
   /// GBNF text that parses back into an equivalent grammar (for debugging and `--print`).
   std::string to_gbnf() const;

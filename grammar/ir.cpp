@@ -111,17 +111,23 @@ Expr Expr::repeat(Expr child, uint32_t min, uint32_t max) {
 }
 
 int64_t Grammar::find_rule(std::string_view name) const {
+  if (auto it = names.find(std::string(name)); it != names.end() && it->second < rules.size() &&
+                                                 rules[it->second].name == name) {
+    return it->second;
+  }
+  if (names.size() == rules.size()) return -1;  // the index covers every rule
   for (size_t i = 0; i < rules.size(); ++i) {
     if (rules[i].name == name) return static_cast<int64_t>(i);
   }
   return -1;
 }
 
-uint32_t Grammar::add_rule(std::string name, Expr body, SourceLocation where) {
+uint32_t Grammar::add_rule(std::string name, Expr body, SourceLocation where, bool no_inline) {
   if (find_rule(name) >= 0) {
     throw GrammarError(where, fmt::format("rule '{}' is defined twice", name));
   }
-  rules.push_back(Rule{std::move(name), std::move(body), where});
+  names[name] = static_cast<uint32_t>(rules.size());
+  rules.push_back(Rule{std::move(name), std::move(body), where, no_inline});
   return static_cast<uint32_t>(rules.size() - 1);
 }
 

@@ -43,8 +43,10 @@ class GrammarBuilder {
 
   Grammar build(const TermPtr& root) {
     if (opt_.whitespace == JsonSchemaOptions::Whitespace::kFlexible) {
+      // One shared rule: inlined, its chain of states would be copied at every separator.
       ws_rule_ = g_.add_rule("ws", Expr::repeat(Expr::char_class({{' ', ' '}, {'\t', '\n'}, {'\r', '\r'}}), 0,
-                                                opt_.max_whitespace));
+                                                opt_.max_whitespace),
+                             {}, true);
     }
     const uint32_t value = term_rule(root, 0);
     // The root allows whitespace around the value, as JSON texts do (RFC 8259 §2).
@@ -69,14 +71,15 @@ class GrammarBuilder {
     return {seq({lit(o), ws(), lit(c)}), seq({lit(o), ws()}), seq({ws(), lit(","), ws()}), seq({ws(), lit(c)})};
   }
 
-  uint32_t add_rule(const std::string& hint, Expr body) {
+  uint32_t add_rule(const std::string& hint, Expr body, bool no_inline = false) {
     std::string name = hint;
     for (char& ch : name) {
       if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-') ch = '-';
     }
+    while (!name.empty() && name[0] == '-') name.erase(0, 1);
     if (name.size() > 40) name = name.substr(name.size() - 40);
     return g_.add_rule(fmt::format("{}{}{}", name.empty() ? "r" : name, name.empty() ? "" : "-", g_.rules.size()),
-                       std::move(body));
+                       std::move(body), {}, no_inline);
   }
 
   uint32_t term_rule(const TermPtr& t, uint32_t depth) {
@@ -89,15 +92,24 @@ class GrammarBuilder {
     return id;
   }
 
+  // One rule per distinct automaton, never inlined: every use shares its states, and so
+  // their cached token masks.
   Expr shared_automaton(const DfaPtr& d, bool json_string) {
-    if (d->size() <= 8) return automaton_expr(d, json_string);
     const auto key = std::make_pair(d.get(), json_string);
     auto it = dfa_rules_.find(key);
     if (it == dfa_rules_.end()) {
-      it = dfa_rules_.emplace(key, add_rule(json_string ? "string" : "number", automaton_expr(d, json_string))).first;
+      it = dfa_rules_
+               .emplace(key, add_rule(json_string ? "string" : "number", automaton_expr(d, json_string), true))
+               .first;
       keep_.push_back(d);
     }
     return Expr::rule_ref(it->second);
+  }
+
+  DfaPtr key_dfa(const std::string& name) {
+    auto [it, fresh] = literal_keys_.try_emplace(name);
+    if (fresh) it->second = literal_key(name);
+    return it->second;
   }
 
   Expr norm_expr(const Norm& n, uint32_t depth, const std::string& pointer) {
@@ -257,6 +269,7 @@ class GrammarBuilder {
 
   struct Kind {
     Expr key;           // the JSON string of the key
+    DfaPtr key_dfa;     // its language
     TermPtr value;
     uint64_t satisfies;  // obligations met by a member of this kind
     int order;           // index in the declared order, or -1
@@ -275,7 +288,7 @@ class GrammarBuilder {
     for (const auto& o : r.must) add_name(o.literal);
     DfaPtr named = no_strings();
     for (const auto& n : names) {
-      const auto d = literal_key(n);
+      const auto d = key_dfa(n);
       named = named == no_strings() ? d : std::make_shared<CharDfa>(CharDfa::unite(*named, *d));
     }
     // Key languages that split the other keys into regions.
@@ -297,7 +310,8 @@ class GrammarBuilder {
     };
     std::vector<Kind> kinds;
     // Splits a member kind by the obligations whose value constraint it may or may not meet.
-    auto add_kind = [&](Expr key, TermPtr value, uint64_t key_matches, int order) {
+    auto add_kind = [&](DfaPtr keys, TermPtr value, uint64_t key_matches, int order) {
+      Expr key = key_expr(keys);
       std::vector<std::pair<TermPtr, uint64_t>> variants{{value, 0}};
       for (size_t o = 0; o < q; ++o) {
         if (!(key_matches >> o & 1)) continue;
@@ -315,7 +329,7 @@ class GrammarBuilder {
       }
       for (auto& [v, bits] : variants) {
         if (v->kind == Term::Kind::kFalse) continue;
-        kinds.push_back({key, v, bits, order});
+        kinds.push_back({key, keys, v, bits, order});
       }
     };
     for (const auto& name : names) {
@@ -328,7 +342,7 @@ class GrammarBuilder {
         if (in_keys(r.must[o].keys, r.must[o].literal, name)) matches |= 1ull << o;
       }
       const auto pos = std::find(r.order.begin(), r.order.end(), name);
-      add_kind(key_expr(literal_key(name)), t_and(std::move(parts)), matches,
+      add_kind(key_dfa(name), t_and(std::move(parts)), matches,
                pos == r.order.end() ? -1 : static_cast<int>(pos - r.order.begin()));
     }
     const DfaPtr others = named == no_strings() ? all_strings() : std::make_shared<CharDfa>(named->complement());
@@ -352,7 +366,7 @@ class GrammarBuilder {
         if (!r.must[o].literal && (mask >> j & 1)) matches |= 1ull << o;
         if (!r.must[o].literal) ++j;
       }
-      add_kind(key_expr(region), t_and(std::move(parts)), matches, -1);
+      add_kind(region, t_and(std::move(parts)), matches, -1);
     }
     if (!exact_obligations) {
       for (const auto& o : r.must) {
@@ -440,10 +454,17 @@ class GrammarBuilder {
     return prune(m);
   }
 
+  // A member (key, colon, value) is a rule of its own: the object's state machine names it
+  // in many states, and copying it into each would multiply automaton states.
   Expr member(const Kind& k, uint32_t depth) {
-    const Expr value = item(k.value, depth);
-    if (pretty()) return seq({k.key, lit(": "), value});
-    return seq({k.key, ws(), lit(":"), ws(), value});
+    const std::string key = fmt::format("{}|{}|{}", static_cast<const void*>(k.key_dfa.get()), k.value->key, depth);
+    auto it = member_rules_.find(key);
+    if (it == member_rules_.end()) {
+      const Expr value = item(k.value, depth);
+      Expr body = pretty() ? seq({k.key, lit(": "), value}) : seq({k.key, ws(), lit(":"), ws(), value});
+      it = member_rules_.emplace(key, add_rule("member", std::move(body), true)).first;
+    }
+    return Expr::rule_ref(it->second);
   }
 
   SchemaCompiler& c_;
@@ -453,6 +474,8 @@ class GrammarBuilder {
   std::unordered_map<std::string, uint32_t> rules_;
   std::map<std::pair<const CharDfa*, bool>, uint32_t> dfa_rules_;
   std::vector<DfaPtr> keep_;
+  std::unordered_map<std::string, DfaPtr> literal_keys_;
+  std::unordered_map<std::string, uint32_t> member_rules_;
 };
 
 CompiledSchema SchemaCompiler::run() {

@@ -170,6 +170,7 @@ void add_bench(CLI::App& app) {
   masks->add_option("--input,-i", args->input, "Document the grammar accepts")->required();
   masks->add_flag("--json", args->json, "Machine-readable output");
   masks->callback([args] { run_masks(*args); });
+  add_maskbench(*bench);
 }
 
 }  // namespace lockstep::cli

@@ -12,6 +12,8 @@ void add_tokenize(CLI::App& app);
 void add_convert(CLI::App& app);
 void add_bench(CLI::App& app);
 void add_check(CLI::App& app);
+/// Registers `maskbench` under the `bench` command.
+void add_maskbench(CLI::App& bench);
 
 
 }  // namespace lockstep::cli

@@ -1,0 +1,357 @@
+// runtime/cli/maskbench.cpp — `lockstep bench maskbench`: JSON Schema coverage and mask
+// latency the way MaskBench (guidance-ai/jsonschemabench) measures them.
+//
+// For each file {"schema", "tests": [{"valid", "data"}]}: compile the schema (time to first
+// mask = compile + first mask), then feed every test instance, serialized as MaskBench does
+// (separators ", " and ": ", UTF-8 kept) and compactly, token by token through the matcher:
+// a valid instance must pass every mask and end accepted; an invalid one must be stopped.
+// Schemas run in forked worker processes, so a crash or a timeout costs one schema, not the
+// run.
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "automata/matcher.h"
+#include "runtime/cli/commands.h"
+#include "runtime/mapped_file.h"
+#include "runtime/tokenizer.h"
+#include "schemas/json_schema.h"
+
+namespace lockstep::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using ojson = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::vector<std::string> inputs;
+  std::string tokenizer = LOCKSTEP_SHARED_DIR "/vocab/llama3-hf/tokenizer.json";
+  std::string jsonl;
+  std::string property_order = "any";
+  double timeout_s = 60;
+  unsigned workers = 0;
+};
+
+// Python's json.dumps(value, ensure_ascii=False): separators ", " and ": ".
+void dump_python(const ojson& v, std::string& out) {
+  if (v.is_object()) {
+    out += '{';
+    bool first = true;
+    for (const auto& [k, x] : v.items()) {
+      if (!first) out += ", ";
+      first = false;
+      out += ojson(k).dump(-1, ' ', false, ojson::error_handler_t::replace);
+      out += ": ";
+      dump_python(x, out);
+    }
+    out += '}';
+  } else if (v.is_array()) {
+    out += '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) out += ", ";
+      dump_python(v[i], out);
+    }
+    out += ']';
+  } else {
+    out += v.dump(-1, ' ', false, ojson::error_handler_t::replace);
+  }
+}
+
+struct Result {
+  std::string status = "pass";
+  double ttfm_us = 0;
+  size_t tokens = 0;
+  double mask_us_max = 0;
+  std::string error;
+  std::vector<float> mask_us;
+};
+
+// Runs one file in this process.
+Result run_file(const fs::path& path, const Tokenizer& tok, const JsonSchemaOptions& options) {
+  Result r;
+  const ojson file = ojson::parse(read_file(path.string()));
+  const auto t0 = Clock::now();
+  std::shared_ptr<TokenMaskCache> cache;
+  try {
+    const CompiledSchema cs = compile_json_schema(file.at("schema"), options);
+    cache = std::make_shared<TokenMaskCache>(CompiledGrammar::compile(cs.grammar), tok.shared_vocabulary());
+  } catch (const std::exception& e) {
+    r.status = "compile_error";
+    r.error = e.what();
+    return r;
+  }
+  std::vector<uint32_t> mask(tok.vocabulary().bitmask_words());
+  bool first = true;
+  for (const auto& t : file.value("tests", ojson::array())) {
+    const bool valid = t.value("valid", false);
+    std::string pretty;
+    dump_python(t["data"], pretty);
+    for (const std::string& text : {pretty, t["data"].dump(-1, ' ', false, ojson::error_handler_t::replace)}) {
+      GrammarMatcher m(cache);
+      const std::vector<int32_t> ids = tok.encode_continuation(text);
+      bool rejected = false;
+      for (size_t i = 0; i <= ids.size() && !rejected; ++i) {
+        const auto tm = Clock::now();
+        m.fill_next_token_bitmask(mask);
+        const double us = std::chrono::duration<double, std::micro>(Clock::now() - tm).count();
+        if (first) {
+          r.ttfm_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+          first = false;
+        }
+        r.mask_us.push_back(static_cast<float>(us));
+        r.mask_us_max = std::max(r.mask_us_max, us);
+        if (i == ids.size()) {
+          rejected = !m.is_accepting();
+          break;
+        }
+        ++r.tokens;
+        const int32_t id = ids[i];
+        if (!((mask[id >> 5] >> (id & 31)) & 1) || !m.accept_token(id)) rejected = true;
+      }
+      if (valid && rejected) {
+        r.status = "validation_error";
+        r.error = "valid instance rejected: " + text.substr(0, 200);
+        return r;
+      }
+      if (!valid && !rejected) {
+        r.status = "invalidation_error";
+        r.error = "invalid instance accepted: " + text.substr(0, 200);
+        return r;
+      }
+    }
+  }
+  if (first) {
+    // No instances: time to first mask still measured.
+    GrammarMatcher m(cache);
+    m.fill_next_token_bitmask(mask);
+    r.ttfm_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  }
+  return r;
+}
+
+std::string encode_result(const Result& r) {
+  ojson j = {{"status", r.status}, {"ttfm_us", r.ttfm_us}, {"tokens", r.tokens},
+             {"mask_us_max", r.mask_us_max}, {"error", r.error}, {"mask_us", r.mask_us}};
+  return j.dump(-1, ' ', false, ojson::error_handler_t::replace) + "\n";
+}
+
+// A forked worker: reads file paths (one per line) on `in`, writes one result line on `out`.
+struct Worker {
+  pid_t pid = -1;
+  int to = -1, from = -1;
+  std::string buffer;
+  size_t file = SIZE_MAX;
+  Clock::time_point started;
+};
+
+Worker spawn(const Tokenizer& tok, const JsonSchemaOptions& options) {
+  int down[2], up[2];
+  if (pipe(down) != 0 || pipe(up) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    // Keep only this worker's two pipe ends: a copy of another worker's pipe held here would
+    // keep that worker from ever seeing end of input.
+    for (int fd = 3; fd < 4096; ++fd) {
+      if (fd != down[0] && fd != up[1]) close(fd);
+    }
+    FILE* in = fdopen(down[0], "r");
+    char line[8192];
+    while (fgets(line, sizeof line, in)) {
+      std::string p(line);
+      if (!p.empty() && p.back() == '\n') p.pop_back();
+      Result r;
+      try {
+        r = run_file(p, tok, options);
+      } catch (const std::exception& e) {
+        r.status = "crash";
+        r.error = e.what();
+      }
+      const std::string s = encode_result(r);
+      size_t done = 0;
+      while (done < s.size()) {
+        const ssize_t n = write(up[1], s.data() + done, s.size() - done);
+        if (n <= 0) _exit(1);
+        done += static_cast<size_t>(n);
+      }
+    }
+    _exit(0);
+  }
+  close(down[0]);
+  close(up[1]);
+  return {pid, down[1], up[0], "", SIZE_MAX, {}};
+}
+
+double pct(std::vector<float>& v, double q) {
+  if (v.empty()) return 0;
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5));
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(i), v.end());
+  return v[i];
+}
+
+void run(const Args& a) {
+  std::vector<fs::path> files;
+  for (const auto& in : a.inputs) {
+    if (fs::is_directory(in)) {
+      for (const auto& e : fs::recursive_directory_iterator(in)) {
+        if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+      }
+    } else if (fs::is_regular_file(in)) {
+      files.push_back(in);
+    } else {
+      throw std::runtime_error(fmt::format("{}: no such file or folder", in));
+    }
+  }
+  std::sort(files.begin(), files.end());
+  const auto tok = load_tokenizer(a.tokenizer);
+  JsonSchemaOptions options;
+  if (a.property_order == "schema") options.property_order = JsonSchemaOptions::PropertyOrder::kSchema;
+  else if (a.property_order == "any") options.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+  else throw std::runtime_error("--property-order is 'any' or 'schema'");
+
+  std::unique_ptr<std::ofstream> jsonl;
+  if (!a.jsonl.empty()) {
+    jsonl = std::make_unique<std::ofstream>(a.jsonl);
+    if (!*jsonl) throw std::runtime_error(fmt::format("{}: cannot write", a.jsonl));
+  }
+  std::vector<Result> results(files.size());
+  const unsigned n_workers = a.workers ? a.workers : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<Worker> workers;
+  for (unsigned i = 0; i < n_workers; ++i) workers.push_back(spawn(*tok, options));
+  size_t next = 0, done = 0;
+  auto assign = [&](Worker& w) {
+    if (next >= files.size()) return;
+    w.file = next++;
+    w.started = Clock::now();
+    const std::string line = files[w.file].string() + "\n";
+    if (write(w.to, line.data(), line.size()) != static_cast<ssize_t>(line.size())) w.file = SIZE_MAX;
+  };
+  auto finish = [&](Worker& w, Result r) {
+    results[w.file] = std::move(r);
+    ++done;
+    w.file = SIZE_MAX;
+    if (done % 500 == 0) std::fprintf(stderr, "maskbench: %zu / %zu\n", done, files.size());
+  };
+  auto restart = [&](Worker& w) {
+    kill(w.pid, SIGKILL);
+    waitpid(w.pid, nullptr, 0);
+    close(w.to);
+    close(w.from);
+    w = spawn(*tok, options);
+  };
+  for (auto& w : workers) assign(w);
+  while (done < files.size()) {
+    std::vector<pollfd> fds;
+    for (auto& w : workers) fds.push_back({w.from, POLLIN, 0});
+    poll(fds.data(), fds.size(), 100);
+    for (size_t i = 0; i < workers.size(); ++i) {
+      Worker& w = workers[i];
+      if (w.file == SIZE_MAX) continue;
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+        char buf[65536];
+        const ssize_t n = read(w.from, buf, sizeof buf);
+        if (n <= 0) {
+          // The worker died: the schema crashed it.
+          Result r;
+          r.status = "crash";
+          r.error = "the worker process died";
+          finish(w, std::move(r));
+          restart(w);
+          assign(w);
+          continue;
+        }
+        w.buffer.append(buf, static_cast<size_t>(n));
+        const size_t nl = w.buffer.find('\n');
+        if (nl != std::string::npos) {
+          const ojson j = ojson::parse(w.buffer.substr(0, nl));
+          w.buffer.erase(0, nl + 1);
+          Result r;
+          r.status = j["status"];
+          r.ttfm_us = j["ttfm_us"];
+          r.tokens = j["tokens"];
+          r.mask_us_max = j["mask_us_max"];
+          r.error = j["error"];
+          r.mask_us = j["mask_us"].get<std::vector<float>>();
+          finish(w, std::move(r));
+          assign(w);
+        }
+      } else if (std::chrono::duration<double>(Clock::now() - w.started).count() > a.timeout_s) {
+        Result r;
+        r.status = "timeout";
+        r.error = fmt::format("no result within {} s", a.timeout_s);
+        finish(w, std::move(r));
+        restart(w);
+        assign(w);
+      }
+    }
+  }
+  for (auto& w : workers) close(w.to);
+  for (auto& w : workers) {
+    close(w.from);
+    waitpid(w.pid, nullptr, 0);
+  }
+
+  std::map<std::string, size_t> counts;
+  std::vector<float> masks, ttfm;
+  size_t tokens = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const Result& r = results[i];
+    ++counts[r.status];
+    tokens += r.tokens;
+    masks.insert(masks.end(), r.mask_us.begin(), r.mask_us.end());
+    if (r.status != "compile_error" && r.status != "crash" && r.status != "timeout") ttfm.push_back(static_cast<float>(r.ttfm_us));
+    if (jsonl) {
+      ojson j = {{"file", files[i].filename().string()}, {"status", r.status}, {"ttfm_us", r.ttfm_us},
+                 {"tokens", r.tokens}, {"mask_us_max", r.mask_us_max}};
+      if (!r.error.empty()) j["error"] = r.error;
+      *jsonl << j.dump(-1, ' ', false, ojson::error_handler_t::replace) << "\n";
+    }
+  }
+  double mean = 0;
+  for (float x : masks) mean += x;
+  mean /= std::max<size_t>(1, masks.size());
+  double tmean = 0;
+  for (float x : ttfm) tmean += x;
+  tmean /= std::max<size_t>(1, ttfm.size());
+  auto row = [&](const char* name, std::vector<float>& v, double avg) {
+    std::printf("%-20s avg %8.1f  p25 %8.1f  p50 %8.1f  p75 %8.1f  p90 %8.1f  p95 %8.1f  p99 %8.1f  p99.9 %9.1f  max %9.1f\n",
+                name, avg, pct(v, .25), pct(v, .5), pct(v, .75), pct(v, .9), pct(v, .95), pct(v, .99), pct(v, .999), pct(v, 1));
+  };
+  row("mask time (µs)", masks, mean);
+  row("time to 1st mask", ttfm, tmean);
+  std::printf("tokens %zu   schemas %zu   passing %zu (%.1f%%)   compile error %zu   crash %zu   timeout %zu   "
+              "validation error %zu   invalidation error %zu\n",
+              tokens, files.size(), counts["pass"], 100.0 * static_cast<double>(counts["pass"]) / std::max<size_t>(1, files.size()),
+              counts["compile_error"], counts["crash"], counts["timeout"], counts["validation_error"],
+              counts["invalidation_error"]);
+}
+
+}  // namespace
+
+void add_maskbench(CLI::App& bench) {
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = bench.add_subcommand("maskbench", "JSON Schema coverage and mask latency over MaskBench files");
+  cmd->add_option("inputs", args->inputs, "MaskBench files or folders")->required();
+  cmd->add_option("--tokenizer,-t", args->tokenizer, "Tokenizer file")->capture_default_str();
+  cmd->add_option("--jsonl", args->jsonl, "Write one line per file here");
+  cmd->add_option("--property-order", args->property_order, "any (JSON semantics) or schema")->capture_default_str();
+  cmd->add_option("--timeout", args->timeout_s, "Seconds allowed per schema")->capture_default_str();
+  cmd->add_option("--workers", args->workers, "Worker processes (0: one per core)")->capture_default_str();
+  cmd->callback([args] { run(*args); });
+}
+
+}  // namespace lockstep::cli
