@@ -25,8 +25,9 @@ struct CompileLimits {
   uint32_t max_states_per_rule = 1u << 20;
   /// Automaton states of the whole grammar.
   uint32_t max_total_states = 1u << 22;
-  /// Rules with at most this many DFA states are minimized (Moore's algorithm).
-  uint32_t max_states_to_minimize = 4096;
+  /// Rules with at most this many DFA states are minimized (O(m log n) partition
+  /// refinement, grammar/partition_refinement.h).
+  uint32_t max_states_to_minimize = 1u << 20;
   /// Substitute non-recursive rules into their callers first (automata/inline.h).
   bool inline_rules = true;
 };
@@ -66,6 +67,14 @@ class CompiledGrammar {
   /// plain DFA step.
   bool is_simple(uint32_t state) const { return state_simple_[state] != 0; }
 
+  /// Mask class of a state: states of one class have the same token classification
+  /// (TokenMaskCache computes it once per class). Classes are numbered 0.. in order of their
+  /// first state.
+  uint32_t mask_class(uint32_t state) const { return state_class_[state]; }
+  uint32_t num_mask_classes() const { return static_cast<uint32_t>(class_state_.size()); }
+  /// The first state of a mask class.
+  uint32_t mask_class_state(uint32_t mask_class) const { return class_state_[mask_class]; }
+
   /// 256-bit byte set.
   using ByteSet = std::array<uint64_t, 4>;
   /// Bytes that can come right after `rule` completes, in some context (FOLLOW set).
@@ -94,6 +103,8 @@ class CompiledGrammar {
   std::vector<uint8_t> state_simple_;
   std::vector<ByteSet> follow_;
   std::vector<uint8_t> follow_end_;
+  std::vector<uint32_t> state_class_;
+  std::vector<uint32_t> class_state_;
 };
 
 }  // namespace lockstep

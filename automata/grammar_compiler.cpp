@@ -4,12 +4,15 @@
 // and rule symbols (rule_automaton.h); dead states are trimmed; nullable rules and FOLLOW
 // sets are computed; all states are numbered globally.
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "automata/compiled_grammar.h"
 #include "automata/inline.h"
 #include "automata/rule_automaton.h"
+#include "grammar/partition_refinement.h"
 
 namespace lockstep {
 
@@ -131,6 +134,7 @@ class GrammarCompiler {
       }
     }
     compute_follow(*out);
+    compute_mask_classes(*out);
     return out;
   }
 
@@ -202,6 +206,44 @@ class GrammarCompiler {
     }
     g.state_simple_.resize(ns);
     for (uint32_t q = 0; q < ns; ++q) g.state_simple_[q] = !g.is_final(q) && g.rule_edges(q).empty();
+  }
+
+  // Mask classes: states whose token classification is provably the same. Two states
+  // share a class when they read the same language of bytes and rule symbols up to their
+  // rules' completions (the coarsest partition over every rule's states at once) and their
+  // rules have the same FOLLOW set — hundreds of member rules of one JSON Schema then share
+  // the mask of "inside a string value".
+  static void compute_mask_classes(CompiledGrammar& g) {
+    const uint32_t ns = g.num_states();
+    std::map<std::tuple<bool, CompiledGrammar::ByteSet, bool>, uint32_t> keys;
+    std::vector<uint32_t> initial(ns);
+    for (uint32_t q = 0; q < ns; ++q) {
+      const uint32_t r = g.rule_of(q);
+      initial[q] = keys.try_emplace({g.is_final(q), g.follow_[r], g.follow_end_[r] != 0}, keys.size())
+                       .first->second;
+    }
+    std::vector<char> cut(257, 0);
+    for (const auto& e : g.byte_edges_) cut[e.lo] = cut[e.hi + 1] = 1;
+    std::vector<uint32_t> byte_class(256);
+    uint32_t classes = 0;
+    for (uint32_t b = 0; b < 256; ++b) {
+      if (b > 0 && cut[b]) ++classes;
+      byte_class[b] = classes;
+    }
+    ++classes;
+    std::vector<LabeledTransition> transitions;
+    transitions.reserve(g.byte_edges_.size() + g.rule_edges_.size());
+    for (uint32_t q = 0; q < ns; ++q) {
+      for (const auto& e : g.byte_edges(q)) {
+        for (uint32_t c = byte_class[e.lo]; c <= byte_class[e.hi]; ++c) transitions.push_back({q, c, e.target});
+      }
+      for (const auto& e : g.rule_edges(q)) transitions.push_back({q, classes + e.rule, e.target});
+    }
+    g.state_class_ = coarsest_partition(ns, initial, std::move(transitions));
+    g.class_state_.clear();
+    for (uint32_t q = 0; q < ns; ++q) {
+      if (g.state_class_[q] == g.class_state_.size()) g.class_state_.push_back(q);
+    }
   }
 };
 

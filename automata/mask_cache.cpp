@@ -107,8 +107,8 @@ TokenMaskCache::TokenMaskCache(std::shared_ptr<const CompiledGrammar> grammar,
     : grammar_(std::move(grammar)),
       vocabulary_(std::move(vocabulary)),
       limits_(limits),
-      masks_(grammar_->num_states()),
-      computing_(grammar_->num_states(), 0) {
+      masks_(grammar_->num_mask_classes()),
+      computing_(grammar_->num_mask_classes(), 0) {
   for (auto& m : masks_) m.store(nullptr, std::memory_order_relaxed);
 }
 
@@ -121,9 +121,9 @@ TokenMaskCache::~TokenMaskCache() {
 void TokenMaskCache::start_background_precompute() {
   if (background_.joinable()) return;
   background_ = std::thread([this] {
-    for (uint32_t s = 0; s < masks_.size() && !stop_; ++s) {
+    for (uint32_t c = 0; c < masks_.size() && !stop_; ++c) {
       try {
-        get(s);
+        get(grammar_->mask_class_state(c));
       } catch (...) {
         // get() on the decode path will raise it again where it matters.
       }
@@ -132,27 +132,28 @@ void TokenMaskCache::start_background_precompute() {
 }
 
 const StateMask& TokenMaskCache::get(uint32_t state) {
-  if (const StateMask* m = masks_[state].load(std::memory_order_acquire)) return *m;
+  const uint32_t c = grammar_->mask_class(state);
+  if (const StateMask* m = masks_[c].load(std::memory_order_acquire)) return *m;
   {
     std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return !computing_[state]; });
-    if (const StateMask* m = masks_[state].load(std::memory_order_acquire)) return *m;
-    computing_[state] = 1;
+    done_.wait(lock, [&] { return !computing_[c]; });
+    if (const StateMask* m = masks_[c].load(std::memory_order_acquire)) return *m;
+    computing_[c] = 1;
   }
   StateMask* computed = nullptr;
   try {
     ++computations_;
-    computed = new StateMask(compute(state));
+    computed = new StateMask(compute(grammar_->mask_class_state(c)));
   } catch (...) {
     std::lock_guard lock(mutex_);
-    computing_[state] = 0;
+    computing_[c] = 0;
     done_.notify_all();
     throw;
   }
   {
     std::lock_guard lock(mutex_);
-    masks_[state].store(computed, std::memory_order_release);
-    computing_[state] = 0;
+    masks_[c].store(computed, std::memory_order_release);
+    computing_[c] = 0;
   }
   done_.notify_all();
   return *computed;
@@ -161,9 +162,9 @@ const StateMask& TokenMaskCache::get(uint32_t state) {
 void TokenMaskCache::precompute(unsigned threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   std::atomic<uint32_t> next{0};
-  const uint32_t n = grammar_->num_states();
+  const uint32_t n = grammar_->num_mask_classes();
   auto work = [&] {
-    for (uint32_t s; (s = next.fetch_add(1)) < n;) get(s);
+    for (uint32_t c; (c = next.fetch_add(1)) < n;) get(grammar_->mask_class_state(c));
   };
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
@@ -188,17 +189,24 @@ TokenMaskCache::Stats TokenMaskCache::stats() const {
 
 namespace {
 
-// The trie walk for one state. Paths are followed in two modes: while the parse is a
-// single item in a plain DFA state (no rule edges, not final), a path's state is just that
-// DFA state, one per depth; from the first other state on, an Earley parser in boundary mode
-// (seeded with that state) carries the path and is discarded when the walk backs out.
+// The trie walk for one state. A path (the bytes of a token prefix) is followed in one of
+// two modes. Stack mode: while the grammar is deterministic along the path (at each byte at
+// most one way to go, as JSON and most grammars are), the parse is one stack of automaton
+// states — the seed's rule at the bottom, a sub-rule entered through a rule edge above the
+// state it returns to — kept as nodes of a parent-linked arena, one top node per depth.
+// Earley mode: from the first byte with several ways to go, an Earley parser in boundary
+// mode (seeded with the seed state and replaying the path) carries the path; it is left
+// when the walk backs out above that depth. Both record the depths at which the seed's rule
+// can complete (boundaries).
 class StateWalker {
  public:
   StateWalker(const CompiledGrammar& g, ParserLimits limits, uint32_t seed)
-      : g_(g), parser_(g, limits) {
-    dfa_.push_back(seed);
-    boundaries_.push_back(0);
-    if (!g.is_simple(seed)) start_earley(seed);
+      : g_(g), parser_(g, limits), seed_(seed) {
+    nodes_.push_back({seed, kNone});
+    top_.push_back(0);
+    arena_.push_back(1);
+    boundaries_.push_back(0);  // a completion before any byte is the context's business
+    bytes_.push_back(0);
   }
 
   size_t depth() const { return depth_; }
@@ -208,67 +216,127 @@ class StateWalker {
 
   void back_to(size_t d) {
     if (d >= depth_) return;
-    if (earley_base_ != kNone) {
-      if (d < earley_base_ || (d == earley_base_ && earley_base_ != 0)) {
-        earley_base_ = d < earley_base_ ? kNone : earley_base_;
-        if (earley_base_ == kNone) {
-          depth_ = d;
-          boundaries_.resize(d + 1);
-          return;
-        }
+    if (earley_from_ != kNone) {
+      if (d >= earley_from_) {
+        parser_.rollback(depth_ - d);
+      } else {
+        earley_from_ = kNone;
       }
-      parser_.rollback(depth_ - d);
     }
     depth_ = d;
     boundaries_.resize(d + 1);
+    bytes_.resize(d + 1);
+    if (earley_from_ == kNone) {
+      top_.resize(d + 1);
+      arena_.resize(d + 1);
+      nodes_.resize(arena_.back());
+    }
   }
 
   bool advance(uint8_t byte) {
-    if (earley_base_ == kNone) {
-      const uint32_t q = dfa_[depth_];
-      uint32_t target = UINT32_MAX;
-      for (const auto& e : g_.byte_edges(q)) {
-        if (byte < e.lo) break;
-        if (byte <= e.hi) {
-          target = e.target;
-          break;
-        }
+    if (earley_from_ == kNone) {
+      moves_.clear();
+      ambiguous_ = false;
+      step(top_[depth_], byte, 0);
+      if (moves_.empty() && !ambiguous_) return false;
+      if (moves_.size() == 1 && !ambiguous_) {
+        ++depth_;
+        top_.push_back(moves_[0]);
+        arena_.push_back(static_cast<uint32_t>(nodes_.size()));
+        bytes_.push_back(byte);
+        boundaries_.push_back(boundaries_.back() + (completes(moves_[0]) ? 1 : 0));
+        return true;
       }
-      if (target == UINT32_MAX) return false;
-      ++depth_;
-      if (dfa_.size() <= depth_) dfa_.resize(depth_ + 1);
-      dfa_[depth_] = target;
-      if (g_.is_simple(target)) {
-        boundaries_.push_back(boundaries_.back());
-      } else {
-        start_earley(target);
+      // Several ways to go: the Earley parser takes over from here, replaying the path.
+      nodes_.resize(arena_.back());
+      parser_.reset_to_state(seed_);
+      for (size_t i = 1; i <= depth_; ++i) {
+        if (!parser_.advance(bytes_[i])) throw std::logic_error("mask walk: replay failed");
       }
-      return true;
+      earley_from_ = depth_;
     }
     if (!parser_.advance(byte)) return false;
     ++depth_;
-    boundaries_.push_back(boundaries_.back() + (parser_.boundary_at(depth_ - earley_base_) ? 1 : 0));
+    bytes_.push_back(byte);
+    boundaries_.push_back(boundaries_.back() + (parser_.boundary_at(depth_) ? 1 : 0));
     return true;
   }
 
  private:
-  static constexpr size_t kNone = SIZE_MAX;
-  void start_earley(uint32_t state) {
-    parser_.reset_to_state(state);
-    earley_base_ = depth_;
-    if (depth_ == 0) {
-      boundaries_[0] = 0;  // a completion before any byte is the context's business
-    } else {
-      boundaries_.push_back(boundaries_.back() + (parser_.boundary_at(0) ? 1 : 0));
+  static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr int kMaxEnter = 32;  // nested rule entries within one byte step
+  struct Node {
+    uint32_t state;
+    uint32_t parent;  // the node to return to when this frame's rule completes
+  };
+
+  uint32_t push(uint32_t state, uint32_t parent) {
+    nodes_.push_back({state, parent});
+    return static_cast<uint32_t>(nodes_.size() - 1);
+  }
+
+  // Every way to read `byte` from the stack topped by node n: a byte edge, entering a
+  // sub-rule through a rule edge, or (the frame's rule being final) returning to the parent.
+  void step(uint32_t n, uint8_t byte, int entered) {
+    if (ambiguous_) return;
+    const Node node = nodes_[n];
+    for (const auto& e : g_.byte_edges(node.state)) {
+      if (byte < e.lo) break;
+      if (byte <= e.hi) {
+        add_move(push(e.target, node.parent));
+        break;
+      }
     }
+    const auto rules = g_.rule_edges(node.state);
+    if (!rules.empty()) {
+      if (entered >= kMaxEnter) {
+        ambiguous_ = true;
+        return;
+      }
+      for (const auto& r : rules) {
+        const uint32_t back = push(r.target, node.parent);
+        step(push(g_.rule_start(r.rule), back), byte, entered + 1);
+      }
+    }
+    if (node.parent != kNone && g_.is_final(node.state)) step(node.parent, byte, entered);
+  }
+
+  void add_move(uint32_t n) {
+    for (uint32_t m : moves_) {
+      if (same_stack(m, n)) return;
+    }
+    moves_.push_back(n);
+    if (moves_.size() > 1) ambiguous_ = true;
+  }
+
+  bool same_stack(uint32_t a, uint32_t b) const {
+    while (a != kNone && b != kNone) {
+      if (nodes_[a].state != nodes_[b].state) return false;
+      a = nodes_[a].parent, b = nodes_[b].parent;
+    }
+    return a == b;
+  }
+
+  // The seed's rule completes at this stack: every frame up to the bottom can complete.
+  bool completes(uint32_t n) const {
+    for (; n != kNone; n = nodes_[n].parent) {
+      if (!g_.is_final(nodes_[n].state)) return false;
+    }
+    return true;
   }
 
   const CompiledGrammar& g_;
   EarleyParser parser_;
-  std::vector<uint32_t> dfa_;         // fast mode: DFA state per depth
+  uint32_t seed_;
+  std::vector<Node> nodes_;
+  std::vector<uint32_t> top_;    // stack mode: top node per depth
+  std::vector<uint32_t> arena_;  // stack mode: nodes_.size() after each depth
+  std::vector<uint8_t> bytes_;   // the path: bytes_[d] was read to reach depth d
   std::vector<uint32_t> boundaries_;  // prefix counts of boundary depths
+  std::vector<uint32_t> moves_;
+  bool ambiguous_ = false;
   size_t depth_ = 0;
-  size_t earley_base_ = kNone;        // depth the parser's set 0 stands for
+  size_t earley_from_ = kNone;  // depth from which the Earley parser carries the path
 };
 
 }  // namespace
@@ -302,7 +370,7 @@ StateMask TokenMaskCache::compute(uint32_t state) const {
   size_t dead = 0;  // length of a rejected prefix of the current path, or 0
   for (size_t i = 0; i < sorted.size(); ++i) {
     const int32_t id = sorted[i];
-    const std::string_view bytes = vocab.token_bytes(id);
+    const std::string_view bytes = vocab.sorted_bytes(i);
     if (dead != 0 && common[i] >= dead) {
       if (w.boundaries_upto(dead - 1) == 0) {
         // No completion on the way: every token with this prefix is rejected. Skip the run.
@@ -310,7 +378,7 @@ StateMask TokenMaskCache::compute(uint32_t state) const {
         size_t lo = i, hi = sorted.size();
         while (lo < hi) {
           const size_t mid = (lo + hi) / 2;
-          if (vocab.token_bytes(sorted[mid]).substr(0, dead) == prefix) lo = mid + 1; else hi = mid;
+          if (vocab.sorted_bytes(mid).substr(0, dead) == prefix) lo = mid + 1; else hi = mid;
         }
         out.rejected += lo - i;
         i = lo - 1;

@@ -74,10 +74,11 @@ class TokenMaskCache {
                  std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits = {});
   ~TokenMaskCache();
 
-  /// The mask of `state`, computing it if needed (blocks while another thread computes it).
+  /// The mask of `state` (shared by its mask class), computing it if needed (blocks while
+  /// another thread computes it).
   /// Throws ParserLimitError if the state's walk exceeds the parser limits.
   const StateMask& get(uint32_t state);
-  /// Computes every state's mask now, on `threads` threads (0: hardware concurrency).
+  /// Computes every mask class's mask now, on `threads` threads (0: hardware concurrency).
   void precompute(unsigned threads = 0);
   /// Starts computing every state's mask on one background thread (the decode loop keeps
   /// using get(), which computes a state itself when it is not ready yet). The destructor
@@ -85,8 +86,8 @@ class TokenMaskCache {
   void start_background_precompute();
 
   struct Stats {
-    size_t states = 0;           ///< automaton states of the grammar
-    size_t computed = 0;         ///< states whose mask is in the cache
+    size_t states = 0;           ///< mask classes of the grammar (CompiledGrammar::mask_class)
+    size_t computed = 0;         ///< classes whose mask is in the cache
     size_t computations = 0;     ///< state walks run (equals computed: none is run twice)
     size_t memory_bytes = 0;     ///< memory of the cached masks
     double compute_seconds = 0;  ///< total time spent computing them

@@ -11,6 +11,7 @@
 
 #include "automata/utf8_ranges.h"
 #include "grammar/char_dfa.h"
+#include "grammar/partition_refinement.h"
 
 namespace lockstep {
 
@@ -399,38 +400,31 @@ RuleDfa determinize_rule(const Rule& rule, uint32_t max_states) {
 
 RuleDfa minimize(const RuleDfa& dfa) {
   const uint32_t n = dfa.size();
-  // Initial partition: final or not; refinement splits by edges until stable.
-  std::vector<uint32_t> cls(n), next(n), sig;
-  for (uint32_t s = 0; s < n; ++s) cls[s] = dfa.final[s];
-  uint32_t count = 0;
-  SeqTable table;
-  for (;;) {
-    table.clear();
-    for (uint32_t s = 0; s < n; ++s) {
-      sig.clear();
-      sig.push_back(cls[s]);
-      for (uint32_t k = dfa.byte_begin[s]; k < dfa.byte_begin[s + 1]; ++k) {
-        const auto& e = dfa.bytes[k];
-        const uint32_t c = cls[e.target];
-        if (sig.size() >= 4 && sig.back() == c && sig[sig.size() - 2] + 1 == e.lo) {
-          sig[sig.size() - 2] = e.hi;  // adjacent range, same class: extend it
-          continue;
-        }
-        sig.push_back(0x100u | e.lo);
-        sig.push_back(e.hi);
-        sig.push_back(c);
-      }
-      sig.push_back(UINT32_MAX);
-      for (uint32_t k = dfa.rule_begin[s]; k < dfa.rule_begin[s + 1]; ++k) {
-        sig.push_back(dfa.rules[k].rule);
-        sig.push_back(cls[dfa.rules[k].target]);
-      }
-      next[s] = table.intern(sig.data(), sig.size()).first;
-    }
-    cls.swap(next);
-    if (table.size() == count) break;
-    count = table.size();
+  // Labels: byte classes (bytes no edge boundary separates), then one label per rule.
+  std::vector<char> cut(257, 0);
+  for (const auto& e : dfa.bytes) cut[e.lo] = cut[e.hi + 1] = 1;
+  std::vector<uint32_t> byte_class(256);
+  uint32_t classes = 0;
+  for (uint32_t b = 0; b < 256; ++b) {
+    if (b > 0 && cut[b]) ++classes;
+    byte_class[b] = classes;
   }
+  ++classes;
+  std::vector<LabeledTransition> transitions;
+  transitions.reserve(dfa.bytes.size() + dfa.rules.size());
+  for (uint32_t s = 0; s < n; ++s) {
+    for (uint32_t k = dfa.byte_begin[s]; k < dfa.byte_begin[s + 1]; ++k) {
+      const auto& e = dfa.bytes[k];
+      for (uint32_t c = byte_class[e.lo]; c <= byte_class[e.hi]; ++c) transitions.push_back({s, c, e.target});
+    }
+    for (uint32_t k = dfa.rule_begin[s]; k < dfa.rule_begin[s + 1]; ++k) {
+      transitions.push_back({s, classes + dfa.rules[k].rule, dfa.rules[k].target});
+    }
+  }
+  std::vector<uint32_t> initial(n);
+  for (uint32_t s = 0; s < n; ++s) initial[s] = dfa.final[s];
+  const std::vector<uint32_t> cls = coarsest_partition(n, initial, std::move(transitions));
+  const uint32_t count = n ? *std::max_element(cls.begin(), cls.end()) + 1 : 0;
   // Renumber so that the start's class is 0, then build the quotient.
   std::vector<uint32_t> remap(count, UINT32_MAX), rep;
   remap[cls[0]] = 0;

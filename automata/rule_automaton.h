@@ -42,7 +42,8 @@ struct RuleDfa {
 /// it needs more than `max_states` states.
 RuleDfa determinize_rule(const Rule& rule, uint32_t max_states);
 
-/// Moore's partition refinement; the start stays state 0.
+/// The minimal equivalent DFA (partition refinement, grammar/partition_refinement.h); the
+/// start stays state 0.
 RuleDfa minimize(const RuleDfa& dfa);
 
 /// Removes states from which no final state is reachable (through bytes, or through rules

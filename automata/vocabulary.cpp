@@ -27,6 +27,12 @@ Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKi
   }
   std::sort(sorted_.begin(), sorted_.end(),
             [&](int32_t a, int32_t b) { return bytes_[a] < bytes_[b]; });
+  sorted_offset_.reserve(sorted_.size() + 1);
+  for (int32_t id : sorted_) {
+    sorted_offset_.push_back(static_cast<uint32_t>(sorted_text_.size()));
+    sorted_text_ += bytes_[id];
+  }
+  sorted_offset_.push_back(static_cast<uint32_t>(sorted_text_.size()));
   common_prefix_.resize(sorted_.size(), 0);
   for (size_t i = 1; i < sorted_.size(); ++i) {
     const std::string& a = bytes_[sorted_[i - 1]];

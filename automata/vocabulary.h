@@ -37,6 +37,11 @@ class Vocabulary {
   /// Text tokens with non-empty bytes, sorted by bytes (memcmp order): a prefix's tokens
   /// form one contiguous run right after it.
   std::span<const int32_t> sorted_text_tokens() const { return sorted_; }
+  /// Bytes of the token at sorted position i, from one contiguous buffer in sorted order
+  /// (a walk over the sorted vocabulary reads memory sequentially).
+  std::string_view sorted_bytes(size_t i) const {
+    return {sorted_text_.data() + sorted_offset_[i], sorted_offset_[i + 1] - sorted_offset_[i]};
+  }
   /// For sorted position i: length of the common prefix of tokens i-1 and i (0 for i = 0).
   std::span<const uint32_t> sorted_common_prefix() const { return common_prefix_; }
   /// For sorted position i: one past the last sorted position whose token starts with
@@ -51,6 +56,8 @@ class Vocabulary {
   std::vector<int32_t> sorted_;
   std::vector<uint32_t> common_prefix_;
   std::vector<uint32_t> subtree_end_;
+  std::string sorted_text_;
+  std::vector<uint32_t> sorted_offset_;  // sorted_.size() + 1
 };
 
 }  // namespace lockstep

@@ -1,6 +1,8 @@
 // grammar/char_dfa.cpp — see char_dfa.h.
 #include "grammar/char_dfa.h"
 
+#include "grammar/partition_refinement.h"
+
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -327,34 +329,37 @@ CharDfa CharDfa::minimized() const {
       if (!live[p]) live[p] = 1, stack.push_back(p);
     }
   }
-  // Moore's refinement over live states; dead edges vanish.
-  std::vector<uint32_t> cls(n, 0), next(n);
-  for (uint32_t s = 0; s < n; ++s) cls[s] = !live[s] ? 2 : states_[s].final ? 1 : 0;
-  size_t count = 0;
-  std::vector<uint32_t> sig;
-  for (;;) {
-    std::unordered_map<std::vector<uint32_t>, uint32_t, VecHash> ids;
-    for (uint32_t s = 0; s < n; ++s) {
-      sig.assign(1, cls[s]);
-      if (live[s]) {
-        for (const auto& e : states_[s].edges) {
-          if (!live[e.target]) continue;
-          const uint32_t c = cls[e.target];
-          if (sig.size() >= 4 && sig.back() == c && sig[sig.size() - 2] + 1 == e.lo) {
-            sig[sig.size() - 2] = e.hi;
-            continue;
-          }
-          sig.push_back(e.lo);
-          sig.push_back(e.hi);
-          sig.push_back(c);
-        }
-      }
-      next[s] = ids.try_emplace(sig, static_cast<uint32_t>(ids.size())).first->second;
+  // Partition refinement over live states; dead edges vanish. Labels are the classes of
+  // code points no edge boundary separates.
+  std::vector<uint32_t> cuts;
+  size_t edge_count = 0;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (!live[s]) continue;
+    for (const auto& e : states_[s].edges) {
+      if (!live[e.target]) continue;
+      cuts.push_back(e.lo);
+      cuts.push_back(e.hi + 1);
+      ++edge_count;
     }
-    cls.swap(next);
-    if (ids.size() == count) break;
-    count = ids.size();
   }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  std::vector<LabeledTransition> transitions;
+  transitions.reserve(edge_count);
+  std::vector<uint32_t> initial(n);
+  for (uint32_t s = 0; s < n; ++s) {
+    initial[s] = !live[s] ? 2 : states_[s].final ? 1 : 0;
+    if (!live[s]) continue;
+    for (const auto& e : states_[s].edges) {
+      if (!live[e.target]) continue;
+      for (auto k = static_cast<uint32_t>(std::lower_bound(cuts.begin(), cuts.end(), e.lo) - cuts.begin());
+           k < cuts.size() && cuts[k] <= e.hi; ++k) {
+        transitions.push_back({s, k, e.target});
+      }
+    }
+  }
+  const std::vector<uint32_t> cls = coarsest_partition(static_cast<uint32_t>(n), initial, std::move(transitions));
+  const size_t count = n ? *std::max_element(cls.begin(), cls.end()) + 1 : 0;
   std::vector<uint32_t> remap(count, UINT32_MAX), rep;
   remap[cls[0]] = 0;
   rep.push_back(0);

@@ -116,6 +116,11 @@ struct Grammar {
   std::string to_gbnf() const;
 };
 
+/// Copies every rule of `from` into `into`, each renamed `prefix` + its name (references
+/// follow), and returns the index of `from`'s root in `into`. Throws GrammarError when a
+/// new name is already taken.
+uint32_t append_grammar(Grammar& into, const Grammar& from, std::string_view prefix);
+
 /// Checks whole-grammar properties every front end relies on and throws GrammarError
 /// naming the offending rule: references to missing rules, rules reachable from the root
 /// that derive no finite string (e.g. `a ::= "x" a`), and an empty language.

@@ -131,6 +131,25 @@ uint32_t Grammar::add_rule(std::string name, Expr body, SourceLocation where, bo
   return static_cast<uint32_t>(rules.size() - 1);
 }
 
+namespace {
+
+void shift_rule_refs(Expr& e, uint32_t offset) {
+  if (e.kind == Expr::Kind::kRuleRef) e.rule += offset;
+  for (Expr& c : e.children) shift_rule_refs(c, offset);
+}
+
+}  // namespace
+
+uint32_t append_grammar(Grammar& into, const Grammar& from, std::string_view prefix) {
+  const auto offset = static_cast<uint32_t>(into.rules.size());
+  for (const Rule& r : from.rules) {
+    Expr body = r.body;
+    shift_rule_refs(body, offset);
+    into.add_rule(std::string(prefix) + r.name, std::move(body), r.where, r.no_inline);
+  }
+  return from.root + offset;
+}
+
 // ---------------------------------------------------------------------------------
 // validate
 

@@ -265,7 +265,7 @@ const Norm& SchemaCompiler::normalize(const TermPtr& t) {
   return norms_.emplace(t->key, std::move(n)).first->second;
 }
 
-Norm SchemaCompiler::type_norm(const json& type, const std::string& pointer) {
+Norm SchemaCompiler::type_norm(const json& type, const std::string& pointer, int draft) {
   std::vector<std::string> names;
   if (type.is_string()) {
     names.push_back(type.get<std::string>());
@@ -285,7 +285,11 @@ Norm SchemaCompiler::type_norm(const json& type, const std::string& pointer) {
     else if (name == "number") n.number = any.number;
     else if (name == "integer") {
       if (!n.number.exponents && (!n.number.plain || n.number.plain == no_strings())) {
-        n.number = {false, std::make_shared<CharDfa>(integer_numbers())};
+        // Draft 4: "a JSON number without a fraction or exponent part"; later drafts: any
+        // number with a zero fractional part (draft 6 core §4.2.2), so 1.0 is an integer.
+        static const DfaPtr ints = std::make_shared<CharDfa>(integer_numbers());
+        static const DfaPtr ints4 = std::make_shared<CharDfa>(integer_numbers_without_fraction());
+        n.number = {false, draft <= 4 ? ints4 : ints};
       }
     } else if (name == "string") n.string = all_strings();
     else if (name == "array") n.arrays = any.arrays;
@@ -583,6 +587,56 @@ Norm SchemaCompiler::object_keywords(const json& s, const Term& t, int draft) {
   return n;
 }
 
+bool SchemaCompiler::disjoint(const Norm& a, const Norm& b) {
+  if ((a.null && b.null) || (a.booleans & b.booleans)) return false;
+  if (a.number.exponents && b.number.exponents) return false;
+  auto overlap = [](const DfaPtr& x, const DfaPtr& y) {
+    return x && y && x != no_strings() && y != no_strings() && !CharDfa::intersect(*x, *y).empty();
+  };
+  if (overlap(a.number.plain, b.number.plain) || overlap(a.string, b.string)) return false;
+  // Terms that cannot hold together; recursion still being normalized counts as "may".
+  auto empty_and = [&](std::vector<TermPtr> parts) {
+    try {
+      return obviously_empty(normalize(t_and(std::move(parts))));
+    } catch (const SchemaError&) {
+      return false;
+    }
+  };
+  for (const auto& x : a.arrays) {
+    for (const auto& y : b.arrays) {
+      const uint32_t lo = std::max(x.min, y.min), hi = std::min(x.max, y.max);
+      bool apart = lo > hi;
+      for (uint32_t i = 0; !apart && i < lo && i < 16; ++i) {
+        auto at = [&](const ArrayRec& r) { return i < r.prefix.size() ? r.prefix[i] : r.rest; };
+        apart = empty_and({at(x), at(y)});
+      }
+      if (!apart) return false;
+    }
+  }
+  for (const auto& x : a.objects) {
+    for (const auto& y : b.objects) {
+      bool apart = std::max(x.min, y.min) > std::min(x.max, y.max);
+      // A name one record requires, whose value no member can have under both.
+      auto required_apart = [&](const ObjectRec& r) {
+        for (const auto& o : r.must) {
+          if (!o.literal) continue;
+          std::vector<TermPtr> parts{o.value};
+          for (const ObjectRec* rec : {&x, &y}) {
+            for (const auto& k : rec->rules) {
+              if (k.literal ? *k.literal == *o.literal : k.keys->accepts(*o.literal)) parts.push_back(k.value);
+            }
+          }
+          if (empty_and(std::move(parts))) return true;
+        }
+        return false;
+      };
+      apart = apart || required_apart(x) || required_apart(y);
+      if (!apart) return false;
+    }
+  }
+  return true;
+}
+
 Norm SchemaCompiler::normalize_schema(const Term& t) {
   const json& s = *t.node;
   const std::string& p = t.pointer;
@@ -598,7 +652,7 @@ Norm SchemaCompiler::normalize_schema(const Term& t) {
   for (const char* k : {"$dynamicRef", "$recursiveRef"}) {
     if (s.contains(k)) unsupported(p, k, "dynamic scopes are not supported");
   }
-  if (s.contains("type")) n = intersect(n, type_norm(s["type"], p + "/type"));
+  if (s.contains("type")) n = intersect(n, type_norm(s["type"], p + "/type", draft));
   if (s.contains("enum")) {
     if (!s["enum"].is_array()) throw SchemaError(p + "/enum", "must be an array");
     Norm e = Norm::nothing();
@@ -621,12 +675,17 @@ Norm SchemaCompiler::normalize_schema(const Term& t) {
   }
   if (s.contains("anyOf")) n = intersect(n, normalize(t_or(list("anyOf"))));
   if (s.contains("oneOf")) {
+    // Branch i ∧ ¬(every other branch). A branch provably disjoint from branch i (e.g. a
+    // different "type" const on a required discriminator property) needs no complement:
+    // complements of object records multiply alternatives.
     const auto branches = list("oneOf");
+    std::vector<const Norm*> norms;
+    for (const auto& b : branches) norms.push_back(&normalize(b));
     std::vector<TermPtr> exactly_one;
     for (size_t i = 0; i < branches.size(); ++i) {
       std::vector<TermPtr> parts{branches[i]};
       for (size_t j = 0; j < branches.size(); ++j) {
-        if (j != i) parts.push_back(t_not(branches[j]));
+        if (j != i && !disjoint(*norms[i], *norms[j])) parts.push_back(t_not(branches[j]));
       }
       exactly_one.push_back(t_and(std::move(parts)));
     }
@@ -637,7 +696,11 @@ Norm SchemaCompiler::normalize_schema(const Term& t) {
     const TermPtr cond = child(t, s["if"], "/if");
     const TermPtr then = s.contains("then") ? child(t, s["then"], "/then") : t_true();
     const TermPtr otherwise = s.contains("else") ? child(t, s["else"], "/else") : t_true();
-    n = intersect(n, normalize(t_or({t_and({cond, then}), t_and({t_not(cond), otherwise})})));
+    // (if ∧ then) ∨ (¬if ∧ else); without else it is ¬if ∨ then, without then if ∨ else,
+    // which need one complement fewer intersections.
+    if (!s.contains("else")) n = intersect(n, normalize(t_or({t_not(cond), then})));
+    else if (!s.contains("then")) n = intersect(n, normalize(t_or({cond, otherwise})));
+    else n = intersect(n, normalize(t_or({t_and({cond, then}), t_and({t_not(cond), otherwise})})));
   }
   if (s.contains("nullable") && s["nullable"].is_boolean() && s["nullable"].get<bool>()) n.null = true;
   return n;

@@ -126,6 +126,12 @@ bool record_ok(const ObjectRec& r) {
   if (r.min > r.max) return false;
   for (const auto& m : r.must) {
     if (is_false(m.value) || dfa_empty(m.keys)) return false;
+    // A required name whose member is forbidden (e.g. one branch of a dependency).
+    if (m.literal) {
+      for (const auto& k : r.rules) {
+        if (k.literal == m.literal && is_false(k.value)) return false;
+      }
+    }
   }
   return true;
 }
@@ -152,7 +158,13 @@ ObjectRec intersect(const ObjectRec& x, const ObjectRec& y) {
     if (std::find(r.order.begin(), r.order.end(), name) == r.order.end()) r.order.push_back(name);
   }
   r.rules.insert(r.rules.end(), y.rules.begin(), y.rules.end());
-  r.must.insert(r.must.end(), y.must.begin(), y.must.end());
+  for (const auto& m : y.must) {
+    // The same obligation twice (e.g. a name both required and named by a dependency) is one.
+    const bool dup = std::any_of(r.must.begin(), r.must.end(), [&](const Obligation& o) {
+      return o.value->key == m.value->key && (o.literal ? o.literal == m.literal : (!m.literal && o.keys == m.keys));
+    });
+    if (!dup) r.must.push_back(m);
+  }
   r.min = std::max(x.min, y.min);
   r.max = std::min(x.max, y.max);
   return r;
@@ -160,14 +172,15 @@ ObjectRec intersect(const ObjectRec& x, const ObjectRec& y) {
 
 template <typename Rec>
 std::vector<Rec> cross(const std::vector<Rec>& a, const std::vector<Rec>& b) {
-  if (a.size() * b.size() > kMaxRecords) {
-    throw SchemaError("", fmt::format("the schema combines into more than {} alternatives", kMaxRecords));
-  }
   std::vector<Rec> out;
   for (const auto& x : a) {
     for (const auto& y : b) {
       Rec r = intersect(x, y);
-      if (record_ok(r)) out.push_back(std::move(r));
+      if (!record_ok(r)) continue;
+      if (out.size() >= kMaxRecords) {
+        throw SchemaError("", fmt::format("the schema combines into more than {} alternatives", kMaxRecords));
+      }
+      out.push_back(std::move(r));
     }
   }
   return out;

@@ -133,6 +133,11 @@ const CharDfa& integer_numbers() {
   return d;
 }
 
+const CharDfa& integer_numbers_without_fraction() {
+  static const CharDfa d = dfa_of(R"(-?(0|[1-9][0-9]*))");
+  return d;
+}
+
 CharDfa numbers_at_least(const Decimal& c, bool strict) {
   Decimal mag = c;
   mag.negative = false;

@@ -35,6 +35,8 @@ const CharDfa& plain_numbers();
 const CharDfa& exponent_numbers();
 /// Texts of integer values without exponent: -?(0|[1-9][0-9]*)(\.0+)?
 const CharDfa& integer_numbers();
+/// Texts of integers without fraction or exponent: -?(0|[1-9][0-9]*) (draft 4's "integer").
+const CharDfa& integer_numbers_without_fraction();
 /// Plain number texts whose value v satisfies v ≥ c (v > c when `strict`).
 CharDfa numbers_at_least(const Decimal& c, bool strict);
 /// Plain number texts whose value v satisfies v ≤ c (v < c when `strict`).

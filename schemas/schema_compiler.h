@@ -20,7 +20,9 @@ class SchemaCompiler {
  public:
   SchemaCompiler(const json& document, const JsonSchemaOptions& options);
 
-  CompiledSchema run();
+  /// The grammar of the document's valid JSON texts; `depth` and `bare` as in
+  /// GrammarBuilder::build (for embedding the value in a larger JSON text, e.g. a tool call).
+  CompiledSchema run(uint32_t depth = 0, bool bare = false);
 
   /// The meaning of `t` for one value (memoized by term key). Throws SchemaError.
   const Norm& normalize(const TermPtr& t);
@@ -43,7 +45,9 @@ class SchemaCompiler {
   TermPtr resolve_ref(const std::string& ref, const std::string& base, const std::string& pointer);
   TermPtr child(const Term& parent, const json& node, const std::string& path);
   Norm normalize_schema(const Term& t);
-  Norm type_norm(const json& type, const std::string& pointer);
+  /// True when no value can satisfy both (a sound, incomplete test: false means "may").
+  bool disjoint(const Norm& a, const Norm& b);
+  Norm type_norm(const json& type, const std::string& pointer, int draft);
   Norm value_norm(const json& value, const std::string& pointer);
   Norm number_keywords(const json& s, const std::string& pointer, int draft);
   Norm string_keywords(const json& s, const std::string& pointer);

@@ -41,16 +41,18 @@ class GrammarBuilder {
  public:
   explicit GrammarBuilder(SchemaCompiler& c) : c_(c), opt_(c.options()) {}
 
-  Grammar build(const TermPtr& root) {
+  /// The grammar of `root`'s values at indent level `depth`; with `bare`, the root rule is
+  /// the value itself, without the whitespace a JSON text may have around it.
+  Grammar build(const TermPtr& root, uint32_t depth = 0, bool bare = false) {
     if (opt_.whitespace == JsonSchemaOptions::Whitespace::kFlexible) {
       // One shared rule: inlined, its chain of states would be copied at every separator.
       ws_rule_ = g_.add_rule("ws", Expr::repeat(Expr::char_class({{' ', ' '}, {'\t', '\n'}, {'\r', '\r'}}), 0,
                                                 opt_.max_whitespace),
                              {}, true);
     }
-    const uint32_t value = term_rule(root, 0);
+    const uint32_t value = term_rule(root, depth);
     // The root allows whitespace around the value, as JSON texts do (RFC 8259 §2).
-    g_.root = g_.add_rule("root", seq({ws(), Expr::rule_ref(value), ws()}));
+    g_.root = bare ? value : g_.add_rule("root", seq({ws(), Expr::rule_ref(value), ws()}));
     return std::move(g_);
   }
 
@@ -478,14 +480,14 @@ class GrammarBuilder {
   std::unordered_map<std::string, uint32_t> member_rules_;
 };
 
-CompiledSchema SchemaCompiler::run() {
+CompiledSchema SchemaCompiler::run(uint32_t depth, bool bare) {
   auto b = base_of_.find("");
   const TermPtr root = t_schema(&doc_, "", b != base_of_.end() ? b->second : "");
   if (!doc_.is_object() && !doc_.is_boolean()) throw SchemaError("", "a schema must be an object or a boolean");
   GrammarBuilder builder(*this);
   CompiledSchema out;
   try {
-    out.grammar = builder.build(root);
+    out.grammar = builder.build(root, depth, bare);
   } catch (const AutomatonLimitError& e) {
     throw SchemaError("", e.what());
   }

@@ -27,7 +27,7 @@ class Rejected : public std::runtime_error {
 
 void run(const CheckArgs& a) {
   const auto g = compile_grammar_source(a.grammar);
-  if (!g) throw std::runtime_error("give the grammar to check against: --grammar FILE or --regex PATTERN");
+  if (!g) throw std::runtime_error("give the grammar to check against: --grammar FILE, --regex PATTERN, --schema FILE or --tools FILE");
   if (a.input_given == !a.input_file.empty()) throw std::runtime_error("give one of --input TEXT and --input-file FILE");
   const std::string text = a.input_given ? a.input : read_file(a.input_file);
   EarleyParser p(*g);

@@ -1,10 +1,15 @@
 // runtime/cli/grammar_source.cpp — see grammar_source.h.
 #include "runtime/cli/grammar_source.h"
 
+#include <cstdio>
+
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "automata/earley.h"
 #include "runtime/mapped_file.h"
+#include "schemas/json_schema.h"
+#include "schemas/tool_calls.h"
 
 namespace lockstep::cli {
 
@@ -12,11 +17,75 @@ void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args) {
   cmd.add_option("--grammar", args.grammar_file, "GBNF grammar file the output must match");
   cmd.add_option("--regex", args.regex, "Regular expression the whole output must match")
       ->each([&args](const std::string&) { args.regex_given = true; });
+  cmd.add_option("--schema", args.schema_file, "JSON Schema file the output must be valid against");
+  cmd.add_option("--tools", args.tools_file,
+                 "Tool definitions (OpenAI tools array, MCP tools/list result): the output is one call "
+                 "{\"name\": ..., \"arguments\": ...}");
+  cmd.add_flag("--parallel-tool-calls", args.parallel_tool_calls, "With --tools: a JSON array of one or more calls");
+  cmd.add_option("--whitespace", args.whitespace, "JSON whitespace: compact, flexible or pretty")
+      ->check(CLI::IsMember({"compact", "flexible", "pretty"}))
+      ->capture_default_str();
+  cmd.add_option("--property-order", args.property_order, "JSON object members: schema (as in properties) or any")
+      ->check(CLI::IsMember({"schema", "any"}))
+      ->capture_default_str();
+  cmd.add_flag("--no-additional-properties", args.forbid_additional_properties,
+               "Treat every object schema as if it had \"additionalProperties\": false");
+  cmd.add_flag("--lenient", args.lenient, "Compile schemas with keywords lockstep cannot enforce (listed on stderr)");
+  cmd.add_flag("--formats-as-annotations", args.formats_as_annotations, "Do not enforce \"format\"");
 }
 
+namespace {
+
+nlohmann::ordered_json read_json(const std::string& path) {
+  const std::string text = read_file(path);
+  try {
+    return nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is 1-based: the byte just read when the error was found.
+    size_t line = 1, column = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    std::string what = e.what();
+    const size_t colon = what.find(": ", what.find("parse error"));
+    throw std::runtime_error(fmt::format("{}:{}:{}: malformed JSON{}", path, line, column,
+                                         colon != std::string::npos ? what.substr(colon) : ""));
+  }
+}
+
+JsonSchemaOptions schema_options(const GrammarSourceArgs& a) {
+  JsonSchemaOptions o;
+  o.whitespace = a.whitespace == "compact"  ? JsonSchemaOptions::Whitespace::kCompact
+                 : a.whitespace == "pretty" ? JsonSchemaOptions::Whitespace::kPretty
+                                            : JsonSchemaOptions::Whitespace::kFlexible;
+  o.property_order = a.property_order == "any" ? JsonSchemaOptions::PropertyOrder::kAny
+                                               : JsonSchemaOptions::PropertyOrder::kSchema;
+  o.forbid_additional_properties = a.forbid_additional_properties;
+  o.lenient = a.lenient;
+  o.assert_formats = !a.formats_as_annotations;
+  return o;
+}
+
+std::shared_ptr<const CompiledGrammar> from_schema(const std::string& path, const CompiledSchema& cs) {
+  for (const auto& w : cs.warnings) std::fprintf(stderr, "%s: warning: %s\n", path.c_str(), w.c_str());
+  for (const auto& u : cs.unenforced) std::fprintf(stderr, "%s: not enforced: %s\n", path.c_str(), u.c_str());
+  return CompiledGrammar::compile(cs.grammar);
+}
+
+}  // namespace
+
 std::shared_ptr<const CompiledGrammar> compile_grammar_source(const GrammarSourceArgs& args) {
-  const int given = !args.grammar_file.empty() + args.regex_given;
-  if (given > 1) throw std::runtime_error("give one of --grammar and --regex, not several");
+  const int given =
+      !args.grammar_file.empty() + args.regex_given + !args.schema_file.empty() + !args.tools_file.empty();
+  if (given > 1) throw std::runtime_error("give one of --grammar, --regex, --schema and --tools, not several");
+  if (args.parallel_tool_calls && args.tools_file.empty()) {
+    throw std::runtime_error("--parallel-tool-calls needs --tools");
+  }
   try {
     if (!args.grammar_file.empty()) {
       const std::string text = read_file(args.grammar_file);
@@ -31,6 +100,23 @@ std::shared_ptr<const CompiledGrammar> compile_grammar_source(const GrammarSourc
         return CompiledGrammar::compile(parse_regex(args.regex));
       } catch (const GrammarError& e) {
         throw std::runtime_error(fmt::format("--regex:{} (pattern: {})", e.what(), args.regex));
+      }
+    }
+    if (!args.schema_file.empty()) {
+      const auto doc = read_json(args.schema_file);
+      try {
+        return from_schema(args.schema_file, compile_json_schema(doc, schema_options(args)));
+      } catch (const SchemaError& e) {
+        throw std::runtime_error(fmt::format("{}: {}", args.schema_file, e.what()));
+      }
+    }
+    if (!args.tools_file.empty()) {
+      const auto doc = read_json(args.tools_file);
+      try {
+        return from_schema(args.tools_file, compile_tool_calls(parse_tool_definitions(doc), schema_options(args),
+                                                               args.parallel_tool_calls));
+      } catch (const SchemaError& e) {
+        throw std::runtime_error(fmt::format("{}: {}", args.tools_file, e.what()));
       }
     }
   } catch (const ParserLimitError& e) {

@@ -14,13 +14,23 @@ struct GrammarSourceArgs {
   std::string grammar_file;  ///< --grammar FILE.gbnf
   std::string regex;         ///< --regex PATTERN (the whole output must match)
   bool regex_given = false;
+  std::string schema_file;   ///< --schema FILE.json (a JSON Schema)
+  std::string tools_file;    ///< --tools FILE.json (OpenAI tools array or MCP tools/list result)
+  bool parallel_tool_calls = false;
+  // JSON Schema options (--schema and --tools).
+  std::string whitespace = "flexible";
+  std::string property_order = "schema";
+  bool forbid_additional_properties = false;
+  bool lenient = false;
+  bool formats_as_annotations = false;
 };
 
 void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args);
 
 /// The compiled grammar the options name, or null when none was given. Errors carry the
-/// source's name: "FILE:line:column: message", "--regex:1:column: message". Throws when
-/// more than one source is given.
+/// source's name: "FILE:line:column: message", "--regex:1:column: message",
+/// "FILE: /json/pointer: message". Throws when more than one source is given. Schema
+/// warnings (unknown formats, unenforced keywords in lenient mode) go to stderr.
 std::shared_ptr<const CompiledGrammar> compile_grammar_source(const GrammarSourceArgs& args);
 
 }  // namespace lockstep::cli

@@ -91,8 +91,8 @@ TEST(MaskCache, ConcurrentMatchersShareOneCache) {
   for (auto& th : threads) th.join();
   for (int t = 1; t < 4; ++t) EXPECT_EQ(results[t], results[0]);
   cache->precompute(2);
-  EXPECT_EQ(cache->stats().computed, g->num_states());
-  EXPECT_EQ(cache->stats().computations, g->num_states());  // no state walked twice
+  EXPECT_EQ(cache->stats().computed, g->num_mask_classes());
+  EXPECT_EQ(cache->stats().computations, g->num_mask_classes());  // no state walked twice
 }
 
 TEST(Matcher, JumpForwardReturnsTheForcedBytes) {

@@ -183,7 +183,7 @@ TEST(Cli, CheckAndGenerateWithARegex) {
   TempFile g("lockstep_check.gbnf", "root ::= \"a\"+\n");
   EXPECT_EQ(run_cli({"check", "--grammar", g.path.string(), "--input", "aaa"}).exit_code, 0);
   expect_one_line_error(run_cli({"check", "--grammar", g.path.string(), "--regex", "a", "--input", "a"}),
-                        "give one of --grammar and --regex");
+                        "give one of --grammar, --regex, --schema and --tools");
 }
 
 TEST(Cli, BadOptionsAreRejected) {

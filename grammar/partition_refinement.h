@@ -1,0 +1,32 @@
+// grammar/partition_refinement.h — DFA minimization by partition refinement in
+// O(m log n) (m transitions, n states).
+//
+// The algorithm is Valmari and Lehtinen's refinement of Hopcroft's (A. Valmari, P.
+// Lehtinen, "Efficient minimization of DFAs with partial transition functions", STACS
+// 2008; A. Valmari, "Fast brief practical DFA minimization", IPL 112(6), 2012): states and
+// transitions are both kept as refinable partitions, and a split only ever processes the
+// smaller half. Transitions may be partial. Moore's round-by-round refinement, which this
+// replaces, needs as many rounds as the longest chain of distinguishable states: quadratic
+// for the length counters of JSON Schema's minLength / maxLength.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace lockstep {
+
+struct LabeledTransition {
+  uint32_t tail;   ///< source state
+  uint32_t label;  ///< any integer; transitions out of one state have distinct labels
+  uint32_t head;   ///< target state
+};
+
+/// The coarsest partition of states [0, n) that refines `initial_block` (states with
+/// different initial blocks, e.g. final and non-final, stay apart) and is compatible with
+/// `transitions`: two states share a block exactly when, for every label, both have no
+/// transition or both go to the same block. Returns the block of each state, numbered
+/// 0, 1, … in order of first appearance by state index.
+std::vector<uint32_t> coarsest_partition(uint32_t n, const std::vector<uint32_t>& initial_block,
+                                         std::vector<LabeledTransition> transitions);
+
+}  // namespace lockstep
