@@ -54,6 +54,15 @@ class CompiledGrammar {
   bool rule_nullable(uint32_t rule) const { return rule_nullable_[rule] != 0; }
   const std::string& rule_name(uint32_t rule) const { return rule_names_[rule]; }
 
+  /// Strongly connected component of the rule in the call graph (rule edges): two rules
+  /// share one exactly when each can call the other, directly or not.
+  uint32_t rule_component(uint32_t rule) const { return rule_component_[rule]; }
+
+  /// For a rule that is one embedded automaton (Expr::Kind::kAutomaton, e.g. a JSON Schema
+  /// string language): a key identifying its automaton across grammars (equal keys, equal
+  /// rule automata, states numbered alike). Empty for other rules.
+  const std::vector<uint32_t>& rule_automaton_key(uint32_t rule) const { return rule_automaton_key_[rule]; }
+
   uint32_t rule_of(uint32_t state) const { return state_rule_[state]; }
   bool is_final(uint32_t state) const { return state_final_[state] != 0; }
   std::span<const ByteEdge> byte_edges(uint32_t state) const {
@@ -103,6 +112,8 @@ class CompiledGrammar {
   std::vector<uint8_t> state_simple_;
   std::vector<ByteSet> follow_;
   std::vector<uint8_t> follow_end_;
+  std::vector<uint32_t> rule_component_;
+  std::vector<std::vector<uint32_t>> rule_automaton_key_;
   std::vector<uint32_t> state_class_;
   std::vector<uint32_t> class_state_;
 };

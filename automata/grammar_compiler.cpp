@@ -4,6 +4,9 @@
 // and rule symbols (rule_automaton.h); dead states are trimmed; nullable rules and FOLLOW
 // sets are computed; all states are numbered globally.
 #include <algorithm>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
 #include <map>
 #include <tuple>
 
@@ -12,6 +15,7 @@
 #include "automata/compiled_grammar.h"
 #include "automata/inline.h"
 #include "automata/rule_automaton.h"
+#include "grammar/char_dfa.h"
 #include "grammar/partition_refinement.h"
 
 namespace lockstep {
@@ -57,6 +61,44 @@ std::vector<char> rules_reaching_final(const std::vector<RuleDfa>& dfas, bool by
 
 }  // namespace
 
+// Byte automata of automaton-only rules, shared by every compilation in the process.
+// Bounded: when it holds more than kMaxBytes of automata it starts over.
+class AutomatonRuleCache {
+ public:
+  static AutomatonRuleCache& instance() {
+    static AutomatonRuleCache cache;
+    return cache;
+  }
+  std::optional<RuleDfa> find(const std::vector<uint32_t>& key) {
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(key);
+    if (it == map_.end()) return std::nullopt;
+    return it->second;
+  }
+  void insert(std::vector<uint32_t> key, const RuleDfa& dfa) {
+    const size_t size = key.size() * 4 + dfa.final.size() * 9 + dfa.bytes.size() * sizeof(dfa.bytes[0]);
+    std::lock_guard lock(mutex_);
+    if (bytes_ + size > kMaxBytes) {
+      map_.clear();
+      bytes_ = 0;
+    }
+    if (map_.emplace(std::move(key), dfa).second) bytes_ += size;
+  }
+
+ private:
+  static constexpr size_t kMaxBytes = 64u << 20;
+  struct Hash {
+    size_t operator()(const std::vector<uint32_t>& v) const {
+      uint64_t h = 1469598103934665603ull;
+      for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
+      return static_cast<size_t>(h);
+    }
+  };
+  std::mutex mutex_;
+  std::unordered_map<std::vector<uint32_t>, RuleDfa, Hash> map_;
+  size_t bytes_ = 0;
+};
+
 class GrammarCompiler {
  public:
   static std::shared_ptr<const CompiledGrammar> run(const Grammar& grammar,
@@ -66,6 +108,7 @@ class GrammarCompiler {
     const Grammar inlined = limits.inline_rules ? inline_rules(grammar) : grammar;
     std::vector<RuleDfa> dfas(num_rules);
     std::vector<char> compiled(num_rules, 0);
+    std::vector<std::vector<uint32_t>> keys(num_rules);
     uint64_t total = 0;
     // Only rules reachable from the root (after inlining) get automata.
     std::vector<uint32_t> todo{grammar.root};
@@ -75,11 +118,13 @@ class GrammarCompiler {
       if (compiled[r]) continue;
       compiled[r] = 1;
       RuleDfa dfa;
+      keys[r] = automaton_key(inlined.rules[r], limits);
       try {
-        dfa = build_dfa(inlined.rules[r], limits);
+        dfa = build_dfa(inlined.rules[r], limits, keys[r]);
       } catch (const GrammarError&) {
         if (!limits.inline_rules) throw;
-        dfa = build_dfa(grammar.rules[r], limits);  // inlining made it too big: keep the calls
+        keys[r] = automaton_key(grammar.rules[r], limits);
+        dfa = build_dfa(grammar.rules[r], limits, keys[r]);  // inlining made it too big: keep the calls
       }
       total += dfa.size();
       if (total > limits.max_total_states) {
@@ -104,6 +149,7 @@ class GrammarCompiler {
     const std::vector<char> nullable = rules_reaching_final(dfas, false);
 
     auto out = std::make_shared<CompiledGrammar>();
+    out->rule_automaton_key_ = std::move(keys);
     out->grammar_ = grammar;
     out->root_ = grammar.root;
     out->byte_begin_.push_back(0);
@@ -134,14 +180,37 @@ class GrammarCompiler {
       }
     }
     compute_follow(*out);
+    compute_components(*out);
     compute_mask_classes(*out);
     return out;
   }
 
  private:
-  static RuleDfa build_dfa(const Rule& rule, const CompileLimits& limits) {
+  // The identity of an automaton-only rule (one embedded automaton, e.g. a JSON Schema string
+  // or number language): its flags and the automaton's states. Empty for other rules.
+  static std::vector<uint32_t> automaton_key(const Rule& rule, const CompileLimits& limits) {
+    std::vector<uint32_t> key;
+    if (rule.body.kind != Expr::Kind::kAutomaton || !rule.body.automaton) return key;
+    key.push_back(rule.body.json_string ? 1 : 0);
+    key.push_back(limits.max_states_per_rule);
+    key.push_back(limits.max_states_to_minimize);
+    for (const auto& st : rule.body.automaton->states()) {
+      key.push_back(st.final ? 1 : 0);
+      key.push_back(static_cast<uint32_t>(st.edges.size()));
+      for (const auto& e : st.edges) key.insert(key.end(), {e.lo, e.hi, e.target});
+    }
+    return key;
+  }
+
+  // An automaton-only rule does not depend on the rest of the grammar: its byte automaton is
+  // cached process-wide, since the same formats and string languages recur across schemas.
+  static RuleDfa build_dfa(const Rule& rule, const CompileLimits& limits, const std::vector<uint32_t>& key) {
+    if (!key.empty()) {
+      if (auto hit = AutomatonRuleCache::instance().find(key)) return *hit;
+    }
     RuleDfa dfa = determinize_rule(rule, limits.max_states_per_rule);
     if (dfa.size() <= limits.max_states_to_minimize) dfa = minimize(dfa);
+    if (!key.empty()) AutomatonRuleCache::instance().insert(key, dfa);
     return dfa;
   }
 
@@ -208,6 +277,55 @@ class GrammarCompiler {
     for (uint32_t q = 0; q < ns; ++q) g.state_simple_[q] = !g.is_final(q) && g.rule_edges(q).empty();
   }
 
+  // Strongly connected components of the rule call graph (Tarjan's algorithm, iterative).
+  static void compute_components(CompiledGrammar& g) {
+    const uint32_t nr = g.num_rules();
+    std::vector<std::vector<uint32_t>> calls(nr);
+    for (uint32_t q = 0; q < g.num_states(); ++q) {
+      for (const auto& e : g.rule_edges(q)) calls[g.rule_of(q)].push_back(e.rule);
+    }
+    constexpr uint32_t kUnset = UINT32_MAX;
+    std::vector<uint32_t> index(nr, kUnset), low(nr, 0), stack;
+    std::vector<char> on_stack(nr, 0);
+    g.rule_component_.assign(nr, kUnset);
+    uint32_t next_index = 0, components = 0;
+    for (uint32_t root = 0; root < nr; ++root) {
+      if (index[root] != kUnset) continue;
+      std::vector<std::pair<uint32_t, size_t>> frames{{root, 0}};
+      index[root] = low[root] = next_index++;
+      stack.push_back(root);
+      on_stack[root] = 1;
+      while (!frames.empty()) {
+        auto& [v, k] = frames.back();
+        if (k < calls[v].size()) {
+          const uint32_t w = calls[v][k++];
+          if (index[w] == kUnset) {
+            index[w] = low[w] = next_index++;
+            stack.push_back(w);
+            on_stack[w] = 1;
+            frames.push_back({w, 0});
+          } else if (on_stack[w]) {
+            low[v] = std::min(low[v], index[w]);
+          }
+          continue;
+        }
+        if (low[v] == index[v]) {
+          uint32_t w;
+          do {
+            w = stack.back();
+            stack.pop_back();
+            on_stack[w] = 0;
+            g.rule_component_[w] = components;
+          } while (w != v);
+          ++components;
+        }
+        const uint32_t done = v;
+        frames.pop_back();
+        if (!frames.empty()) low[frames.back().first] = std::min(low[frames.back().first], low[done]);
+      }
+    }
+  }
+
   // Mask classes: states whose token classification is provably the same. Two states
   // share a class when they read the same language of bytes and rule symbols up to their
   // rules' completions (the coarsest partition over every rule's states at once) and their
@@ -222,22 +340,20 @@ class GrammarCompiler {
       initial[q] = keys.try_emplace({g.is_final(q), g.follow_[r], g.follow_end_[r] != 0}, keys.size())
                        .first->second;
     }
-    std::vector<char> cut(257, 0);
-    for (const auto& e : g.byte_edges_) cut[e.lo] = cut[e.hi + 1] = 1;
-    std::vector<uint32_t> byte_class(256);
-    uint32_t classes = 0;
-    for (uint32_t b = 0; b < 256; ++b) {
-      if (b > 0 && cut[b]) ++classes;
-      byte_class[b] = classes;
+    // Labels: each distinct byte range is one label (edges are kept merged per target, so
+    // equivalent states normally list the same ranges; where they do not, the classes only
+    // come out finer, never wrong), then one label per rule.
+    std::vector<uint32_t> range_label(256 * 256, UINT32_MAX);
+    uint32_t labels = 0;
+    for (const auto& e : g.byte_edges_) {
+      uint32_t& l = range_label[e.lo * 256u + e.hi];
+      if (l == UINT32_MAX) l = labels++;
     }
-    ++classes;
     std::vector<LabeledTransition> transitions;
     transitions.reserve(g.byte_edges_.size() + g.rule_edges_.size());
     for (uint32_t q = 0; q < ns; ++q) {
-      for (const auto& e : g.byte_edges(q)) {
-        for (uint32_t c = byte_class[e.lo]; c <= byte_class[e.hi]; ++c) transitions.push_back({q, c, e.target});
-      }
-      for (const auto& e : g.rule_edges(q)) transitions.push_back({q, classes + e.rule, e.target});
+      for (const auto& e : g.byte_edges(q)) transitions.push_back({q, range_label[e.lo * 256u + e.hi], e.target});
+      for (const auto& e : g.rule_edges(q)) transitions.push_back({q, labels + e.rule, e.target});
     }
     g.state_class_ = coarsest_partition(ns, initial, std::move(transitions));
     g.class_state_.clear();

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
+#include <unordered_map>
 #include <thread>
 
 namespace lockstep {
@@ -115,7 +117,69 @@ TokenMaskCache::TokenMaskCache(std::shared_ptr<const CompiledGrammar> grammar,
 TokenMaskCache::~TokenMaskCache() {
   stop_ = true;
   if (background_.joinable()) background_.join();
-  for (auto& m : masks_) delete m.load();
+}
+
+namespace {
+
+// Masks of states of automaton-only rules, shared by every TokenMaskCache of the process:
+// such a state's classification depends only on its automaton, its index there, the rule's
+// FOLLOW set and the vocabulary (e.g. "inside an unconstrained JSON string", recurring in
+// every schema). Bounded: past kMaxBytes it starts over.
+class SharedStateMasks {
+ public:
+  static SharedStateMasks& instance() {
+    static SharedStateMasks cache;
+    return cache;
+  }
+  std::shared_ptr<const StateMask> find(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(key);
+    return it == map_.end() ? nullptr : it->second;
+  }
+  void insert(std::string key, std::shared_ptr<const StateMask> mask) {
+    const size_t size = key.size() + mask->memory_bytes();
+    std::lock_guard lock(mutex_);
+    if (bytes_ + size > kMaxBytes) {
+      map_.clear();
+      bytes_ = 0;
+    }
+    if (map_.emplace(std::move(key), std::move(mask)).second) bytes_ += size;
+  }
+
+ private:
+  static constexpr size_t kMaxBytes = 256u << 20;
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const StateMask>> map_;
+  size_t bytes_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) {
+  const CompiledGrammar& g = *grammar_;
+  const uint32_t r = g.rule_of(state);
+  const auto& automaton = g.rule_automaton_key(r);
+  if (automaton.empty()) {
+    ++computations_;
+    return std::make_shared<const StateMask>(compute(state));
+  }
+  std::string key;
+  auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
+  const uint64_t vocab = vocabulary_->id();
+  const uint32_t local = state - g.rule_start(r);
+  put(&vocab, sizeof vocab);
+  put(&local, sizeof local);
+  for (unsigned b = 0; b < 256; ++b) key.push_back(g.can_follow(r, static_cast<uint8_t>(b)) ? '1' : '0');
+  key.push_back(g.can_end_after(r) ? '1' : '0');
+  put(automaton.data(), automaton.size() * sizeof(uint32_t));
+  if (auto hit = SharedStateMasks::instance().find(key)) {
+    ++shared_hits_;
+    return hit;
+  }
+  ++computations_;
+  auto mask = std::make_shared<const StateMask>(compute(state));
+  SharedStateMasks::instance().insert(std::move(key), mask);
+  return mask;
 }
 
 void TokenMaskCache::start_background_precompute() {
@@ -131,19 +195,24 @@ void TokenMaskCache::start_background_precompute() {
   });
 }
 
-const StateMask& TokenMaskCache::get(uint32_t state) {
+const StateMask& TokenMaskCache::get(uint32_t state) { return *lookup(state, true); }
+
+const StateMask* TokenMaskCache::lookup(uint32_t state, bool wait) {
   const uint32_t c = grammar_->mask_class(state);
-  if (const StateMask* m = masks_[c].load(std::memory_order_acquire)) return *m;
+  if (const StateMask* m = masks_[c].load(std::memory_order_acquire)) return m;
   {
     std::unique_lock lock(mutex_);
+    if (!wait && computing_[c]) return nullptr;
     done_.wait(lock, [&] { return !computing_[c]; });
-    if (const StateMask* m = masks_[c].load(std::memory_order_acquire)) return *m;
+    if (const StateMask* m = masks_[c].load(std::memory_order_acquire)) return m;
     computing_[c] = 1;
   }
-  StateMask* computed = nullptr;
+  const StateMask* computed = nullptr;
   try {
-    ++computations_;
-    computed = new StateMask(compute(grammar_->mask_class_state(c)));
+    std::shared_ptr<const StateMask> m = compute_shared(grammar_->mask_class_state(c));
+    computed = m.get();
+    std::lock_guard lock(mutex_);
+    owned_.push_back(std::move(m));
   } catch (...) {
     std::lock_guard lock(mutex_);
     computing_[c] = 0;
@@ -156,7 +225,7 @@ const StateMask& TokenMaskCache::get(uint32_t state) {
     computing_[c] = 0;
   }
   done_.notify_all();
-  return *computed;
+  return computed;
 }
 
 void TokenMaskCache::precompute(unsigned threads) {
@@ -176,6 +245,7 @@ TokenMaskCache::Stats TokenMaskCache::stats() const {
   Stats s;
   s.states = masks_.size();
   s.computations = computations_.load();
+  s.shared = shared_hits_.load();
   for (const auto& m : masks_) {
     const StateMask* p = m.load(std::memory_order_acquire);
     if (!p) continue;
@@ -200,13 +270,15 @@ namespace {
 // can complete (boundaries).
 class StateWalker {
  public:
-  StateWalker(const CompiledGrammar& g, ParserLimits limits, uint32_t seed)
-      : g_(g), parser_(g, limits), seed_(seed) {
-    nodes_.push_back({seed, kNone});
-    top_.push_back(0);
-    arena_.push_back(1);
-    boundaries_.push_back(0);  // a completion before any byte is the context's business
-    bytes_.push_back(0);
+  StateWalker(const CompiledGrammar& g, ParserLimits limits, uint32_t seed, size_t max_depth,
+              bool skip_seed_rules)
+      : g_(g), parser_(g, limits), seed_(seed), skip_seed_rules_(skip_seed_rules), top_(max_depth + 2),
+        arena_(max_depth + 2), bytes_(max_depth + 2), boundaries_(max_depth + 2) {
+    nodes_.reserve(4 * max_depth + 16);
+    nodes_.push_back({seed, kNone, g.is_final(seed)});
+    top_[0] = 0;
+    arena_[0] = 1;
+    boundaries_[0] = 0;  // a completion before any byte is the context's business
   }
 
   size_t depth() const { return depth_; }
@@ -219,46 +291,48 @@ class StateWalker {
     if (earley_from_ != kNone) {
       if (d >= earley_from_) {
         parser_.rollback(depth_ - d);
-      } else {
-        earley_from_ = kNone;
+        depth_ = d;
+        return;
       }
+      earley_from_ = kNone;
     }
     depth_ = d;
-    boundaries_.resize(d + 1);
-    bytes_.resize(d + 1);
-    if (earley_from_ == kNone) {
-      top_.resize(d + 1);
-      arena_.resize(d + 1);
-      nodes_.resize(arena_.back());
-    }
+    nodes_.resize(arena_[d]);
   }
 
   bool advance(uint8_t byte) {
     if (earley_from_ == kNone) {
-      moves_.clear();
-      ambiguous_ = false;
-      step(top_[depth_], byte, 0);
-      if (moves_.empty() && !ambiguous_) return false;
-      if (moves_.size() == 1 && !ambiguous_) {
-        ++depth_;
-        top_.push_back(moves_[0]);
-        arena_.push_back(static_cast<uint32_t>(nodes_.size()));
-        bytes_.push_back(byte);
-        boundaries_.push_back(boundaries_.back() + (completes(moves_[0]) ? 1 : 0));
-        return true;
+      const uint32_t n = top_[depth_];
+      const Node node = nodes_[n];
+      uint32_t next;
+      if ((n == 0 && skip_seed_rules_) ||
+          (g_.rule_edges(node.state).empty() && (node.parent == kNone || !g_.is_final(node.state)))) {
+        // One frame that can only read a byte: a plain DFA step.
+        const uint32_t target = byte_target(node.state, byte);
+        if (target == kNone) return false;
+        next = push(target, node.parent);
+      } else {
+        moves_.clear();
+        ambiguous_ = false;
+        step(n, byte, 0);
+        if (moves_.empty() && !ambiguous_) {
+          nodes_.resize(arena_[depth_]);
+          return false;
+        }
+        if (ambiguous_) return start_earley(byte);
+        next = moves_[0];
       }
-      // Several ways to go: the Earley parser takes over from here, replaying the path.
-      nodes_.resize(arena_.back());
-      parser_.reset_to_state(seed_);
-      for (size_t i = 1; i <= depth_; ++i) {
-        if (!parser_.advance(bytes_[i])) throw std::logic_error("mask walk: replay failed");
-      }
-      earley_from_ = depth_;
+      ++depth_;
+      top_[depth_] = next;
+      arena_[depth_] = static_cast<uint32_t>(nodes_.size());
+      bytes_[depth_] = byte;
+      boundaries_[depth_] = boundaries_[depth_ - 1] + (nodes_[next].all_final ? 1 : 0);
+      return true;
     }
     if (!parser_.advance(byte)) return false;
     ++depth_;
-    bytes_.push_back(byte);
-    boundaries_.push_back(boundaries_.back() + (parser_.boundary_at(depth_) ? 1 : 0));
+    bytes_[depth_] = byte;
+    boundaries_[depth_] = boundaries_[depth_ - 1] + (parser_.boundary_at(depth_) ? 1 : 0);
     return true;
   }
 
@@ -268,11 +342,36 @@ class StateWalker {
   struct Node {
     uint32_t state;
     uint32_t parent;  // the node to return to when this frame's rule completes
+    bool all_final;   // this frame and every frame below it can complete here
   };
 
+  uint32_t byte_target(uint32_t state, uint8_t byte) const {
+    for (const auto& e : g_.byte_edges(state)) {
+      if (byte < e.lo) return kNone;
+      if (byte <= e.hi) return e.target;
+    }
+    return kNone;
+  }
+
   uint32_t push(uint32_t state, uint32_t parent) {
-    nodes_.push_back({state, parent});
+    const bool all_final = g_.is_final(state) && (parent == kNone || nodes_[parent].all_final);
+    nodes_.push_back({state, parent, all_final});
     return static_cast<uint32_t>(nodes_.size() - 1);
+  }
+
+  // Several ways to go: the Earley parser takes over from here, replaying the path.
+  bool start_earley(uint8_t byte) {
+    nodes_.resize(arena_[depth_]);
+    parser_.reset_to_state(seed_);
+    for (size_t i = 1; i <= depth_; ++i) {
+      if (!parser_.advance(bytes_[i])) throw std::logic_error("mask walk: replay failed");
+    }
+    earley_from_ = depth_;
+    if (!parser_.advance(byte)) return false;
+    ++depth_;
+    bytes_[depth_] = byte;
+    boundaries_[depth_] = boundaries_[depth_ - 1] + (parser_.boundary_at(depth_) ? 1 : 0);
+    return true;
   }
 
   // Every way to read `byte` from the stack topped by node n: a byte edge, entering a
@@ -280,15 +379,10 @@ class StateWalker {
   void step(uint32_t n, uint8_t byte, int entered) {
     if (ambiguous_) return;
     const Node node = nodes_[n];
-    for (const auto& e : g_.byte_edges(node.state)) {
-      if (byte < e.lo) break;
-      if (byte <= e.hi) {
-        add_move(push(e.target, node.parent));
-        break;
-      }
-    }
+    const uint32_t target = byte_target(node.state, byte);
+    if (target != kNone) add_move(push(target, node.parent));
     const auto rules = g_.rule_edges(node.state);
-    if (!rules.empty()) {
+    if (!rules.empty() && !(n == 0 && skip_seed_rules_)) {
       if (entered >= kMaxEnter) {
         ambiguous_ = true;
         return;
@@ -317,21 +411,14 @@ class StateWalker {
     return a == b;
   }
 
-  // The seed's rule completes at this stack: every frame up to the bottom can complete.
-  bool completes(uint32_t n) const {
-    for (; n != kNone; n = nodes_[n].parent) {
-      if (!g_.is_final(nodes_[n].state)) return false;
-    }
-    return true;
-  }
-
   const CompiledGrammar& g_;
   EarleyParser parser_;
   uint32_t seed_;
+  bool skip_seed_rules_;
   std::vector<Node> nodes_;
-  std::vector<uint32_t> top_;    // stack mode: top node per depth
-  std::vector<uint32_t> arena_;  // stack mode: nodes_.size() after each depth
-  std::vector<uint8_t> bytes_;   // the path: bytes_[d] was read to reach depth d
+  std::vector<uint32_t> top_;         // stack mode: top node per depth
+  std::vector<uint32_t> arena_;       // stack mode: nodes_.size() after each depth
+  std::vector<uint8_t> bytes_;        // the path: bytes_[d] was read to reach depth d
   std::vector<uint32_t> boundaries_;  // prefix counts of boundary depths
   std::vector<uint32_t> moves_;
   bool ambiguous_ = false;
@@ -341,47 +428,115 @@ class StateWalker {
 
 }  // namespace
 
-StateMask TokenMaskCache::compute(uint32_t state) const {
-  const auto t0 = std::chrono::steady_clock::now();
+// A state's classification while it is being assembled from parts.
+struct PartialMask {
+  std::vector<uint32_t> accepted;                          // bitmask words
+  // (token, offset): the token is allowed iff the context accepts its bytes from offset on.
+  std::vector<std::pair<int32_t, uint32_t>> uncertain;
+};
+
+// The walk of the sorted vocabulary from a state of an automaton-only rule (no rule
+// edges anywhere in it): a plain DFA walk with a dense 256-entry table per visited state.
+void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
   const CompiledGrammar& g = *grammar_;
   const Vocabulary& vocab = *vocabulary_;
   const uint32_t rule = g.rule_of(state);
-  StateMask out;
-  std::vector<uint32_t> accepted_bits(vocab.bitmask_words(), 0);
-  size_t accepted = 0;
-  std::vector<std::pair<std::string, int32_t>> uncertain;  // (suffix, token)
-
-  StateWalker w(g, limits_, state);
+  const uint32_t base = g.rule_start(rule);
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> table_of;  // local state → index of its table, or kNone
+  std::vector<uint32_t> tables;    // 256 targets (global state ids) per table
+  auto table = [&](uint32_t q) -> const uint32_t* {
+    const uint32_t local = q - base;
+    if (local >= table_of.size()) table_of.resize(local + 1, kNone);
+    if (table_of[local] == kNone) {
+      table_of[local] = static_cast<uint32_t>(tables.size() / 256);
+      tables.resize(tables.size() + 256, kNone);
+      uint32_t* t = tables.data() + tables.size() - 256;
+      for (const auto& e : g.byte_edges(q)) {
+        for (unsigned b = e.lo; b <= e.hi; ++b) t[b] = e.target;
+      }
+    }
+    return tables.data() + table_of[local] * 256;
+  };
+  const size_t max_depth = vocab.max_token_bytes() + 1;
+  std::vector<uint32_t> states(max_depth + 1), boundaries(max_depth + 1, 0);
+  states[0] = state;
+  size_t depth = 0;
   const auto sorted = vocab.sorted_text_tokens();
   const auto common = vocab.sorted_common_prefix();
-
-  // A token that fails after `failed_at` bytes is uncertain through every earlier depth at
-  // which the rule can complete and whose next byte can follow the rule.
+  size_t dead = 0;
+  bool dead_uncertain = false;
   auto classify_failed = [&](int32_t id, std::string_view bytes, size_t failed_at) {
     bool any = false;
-    for (size_t j = 1; j <= failed_at && w.boundaries_upto(failed_at) != 0; ++j) {
-      if (!w.boundary_at(j) || !g.can_follow(rule, static_cast<uint8_t>(bytes[j]))) continue;
-      uncertain.emplace_back(std::string(bytes.substr(j)), id);
+    if (boundaries[failed_at] == 0) return false;
+    for (size_t j = 1; j <= failed_at; ++j) {
+      if (boundaries[j] == boundaries[j - 1] || !g.can_follow(rule, static_cast<uint8_t>(bytes[j]))) continue;
+      out.uncertain.emplace_back(id, static_cast<uint32_t>(j));
       any = true;
     }
-    if (!any) ++out.rejected;
+    return any;
   };
-
-  size_t dead = 0;  // length of a rejected prefix of the current path, or 0
   for (size_t i = 0; i < sorted.size(); ++i) {
     const int32_t id = sorted[i];
     const std::string_view bytes = vocab.sorted_bytes(i);
     if (dead != 0 && common[i] >= dead) {
-      if (w.boundaries_upto(dead - 1) == 0) {
-        // No completion on the way: every token with this prefix is rejected. Skip the run.
-        const std::string_view prefix = bytes.substr(0, dead);
-        size_t lo = i, hi = sorted.size();
-        while (lo < hi) {
-          const size_t mid = (lo + hi) / 2;
-          if (vocab.sorted_bytes(mid).substr(0, dead) == prefix) lo = mid + 1; else hi = mid;
-        }
-        out.rejected += lo - i;
-        i = lo - 1;
+      if (!dead_uncertain) {
+        i = vocab.sorted_prefix_end(i, dead) - 1;
+      } else {
+        classify_failed(id, bytes, dead - 1);
+      }
+      continue;
+    }
+    dead = 0;
+    depth = std::min<size_t>(depth, common[i]);
+    while (depth < bytes.size()) {
+      const uint32_t next = table(states[depth])[static_cast<uint8_t>(bytes[depth])];
+      if (next == kNone) break;
+      states[depth + 1] = next;
+      boundaries[depth + 1] = boundaries[depth] + (g.is_final(next) ? 1 : 0);
+      ++depth;
+    }
+    if (depth == bytes.size()) {
+      out.accepted[id >> 5] |= 1u << (id & 31);
+    } else {
+      dead = depth + 1;
+      dead_uncertain = classify_failed(id, bytes, depth);
+    }
+  }
+}
+
+// The walk of the sorted vocabulary from `state` (see StateWalker), into `out`. With
+// `skip_seed_rules`, the seed's own rule edges are not entered (compose() covers them).
+void TokenMaskCache::walk_vocabulary(uint32_t state, bool skip_seed_rules, PartialMask& out) const {
+  const CompiledGrammar& g = *grammar_;
+  const Vocabulary& vocab = *vocabulary_;
+  const uint32_t rule = g.rule_of(state);
+  StateWalker w(g, limits_, state, vocab.max_token_bytes(), skip_seed_rules);
+  const auto sorted = vocab.sorted_text_tokens();
+  const auto common = vocab.sorted_common_prefix();
+
+  // A token that fails after `failed_at` bytes is uncertain through every earlier depth at
+  // which the rule can complete and whose next byte can follow the rule. Those depths and
+  // bytes lie in the failed prefix, so the answer is the same for every token sharing it.
+  auto classify_failed = [&](int32_t id, std::string_view bytes, size_t failed_at) {
+    bool any = false;
+    for (size_t j = 1; j <= failed_at && w.boundaries_upto(failed_at) != 0; ++j) {
+      if (!w.boundary_at(j) || !g.can_follow(rule, static_cast<uint8_t>(bytes[j]))) continue;
+      out.uncertain.emplace_back(id, static_cast<uint32_t>(j));
+      any = true;
+    }
+    return any;
+  };
+
+  size_t dead = 0;  // length of a rejected prefix of the current path, or 0
+  bool dead_uncertain = false;  // tokens with that prefix are uncertain
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    const int32_t id = sorted[i];
+    const std::string_view bytes = vocab.sorted_bytes(i);
+    if (dead != 0 && common[i] >= dead) {
+      if (!dead_uncertain) {
+        // Every token with this prefix is rejected: skip the run.
+        i = vocab.sorted_prefix_end(i, dead) - 1;
       } else {
         classify_failed(id, bytes, dead - 1);
       }
@@ -392,29 +547,126 @@ StateMask TokenMaskCache::compute(uint32_t state) const {
     while (w.depth() < bytes.size() && w.advance(static_cast<uint8_t>(bytes[w.depth()]))) {
     }
     if (w.depth() == bytes.size()) {
-      accepted_bits[id >> 5] |= 1u << (id & 31);
-      ++accepted;
+      out.accepted[id >> 5] |= 1u << (id & 31);
     } else {
       dead = w.depth() + 1;
-      classify_failed(id, bytes, w.depth());
+      dead_uncertain = classify_failed(id, bytes, w.depth());
     }
   }
-  out.accepted = TokenSet::from_bits(std::move(accepted_bits), accepted, vocab.size());
-  std::sort(uncertain.begin(), uncertain.end());
-  out.uncertain_tokens = uncertain.size();
-  for (size_t i = 0; i < uncertain.size(); ++i) {
-    if (out.suffixes.empty() || out.suffixes.back() != uncertain[i].first) {
-      uint32_t lcp = 0;
-      if (!out.suffixes.empty()) {
-        const std::string& a = out.suffixes.back();
-        const std::string& b = uncertain[i].first;
-        while (lcp < a.size() && lcp < b.size() && a[lcp] == b[lcp]) ++lcp;
+}
+
+// A state q with rule edges, from its parts: what its byte edges read (a walk that does not
+// enter q's rule edges), and for each rule edge (A → t): the mask of A's start state — its
+// accepted tokens stay inside A, its uncertain suffixes are read on from t — and, A being
+// nullable, the mask of t. The walk over the whole vocabulary through A (the costly part,
+// e.g. every token inside a JSON string) is then done once for A, not once per caller.
+// Only for sub-rules that do not call back into q's rule (another component of the call
+// graph). Returns false (nothing written) when q does not qualify.
+bool TokenMaskCache::compose(uint32_t state, PartialMask& out) {
+  const CompiledGrammar& g = *grammar_;
+  const uint32_t rule = g.rule_of(state);
+  const auto edges = g.rule_edges(state);
+  if (edges.empty()) return false;
+  // Worth it only when some sub-rule starts with many bytes (a string body): a narrow one
+  // (whitespace, a keyword) is cheaper to walk through directly.
+  bool broad = false;
+  for (const auto& e : edges) {
+    unsigned first = 0;
+    for (const auto& b : g.byte_edges(g.rule_start(e.rule))) first += b.hi - b.lo + 1u;
+    broad = broad || first >= 64;
+  }
+  if (!broad) return false;
+  for (const auto& e : edges) {
+    if (g.rule_component(e.rule) == g.rule_component(rule)) return false;
+    if (g.rule_nullable(e.rule) && (e.target == state || g.rule_edges(e.target).size() > 0)) return false;
+  }
+  // The sub-rules' masks first. A mask being computed (by this thread further up, or by
+  // another) is not waited for: this state then takes the plain walk, so no two
+  // computations ever wait on each other.
+  std::vector<const StateMask*> subs;
+  for (const auto& e : edges) {
+    const StateMask* m = lookup(g.rule_start(e.rule), false);
+    if (!m) return false;
+    subs.push_back(m);
+  }
+  walk_vocabulary(state, true, out);
+  const Vocabulary& vocab = *vocabulary_;
+  for (size_t x = 0; x < edges.size(); ++x) {
+    const auto& e = edges[x];
+    const StateMask& sub = *subs[x];
+    sub.accepted.or_into(out.accepted);
+    // Suffixes after A completes, read on from t (a walk over the sorted suffixes).
+    StateWalker w(g, limits_, e.target, vocab.max_token_bytes(), false);
+    const bool t_final = g.is_final(e.target);
+    for (size_t k = 0; k < sub.suffixes.size(); ++k) {
+      const std::string& sfx = sub.suffixes[k];
+      w.back_to(std::min<size_t>(w.depth(), sub.suffix_common[k]));
+      while (w.depth() < sfx.size() && w.advance(static_cast<uint8_t>(sfx[w.depth()]))) {
       }
-      out.suffixes.push_back(uncertain[i].first);
-      out.suffix_common.push_back(lcp);
-      out.suffix_tokens.emplace_back();
+      const auto& tokens = sub.suffix_tokens[k];
+      if (w.depth() == sfx.size()) {
+        for (int32_t id : tokens) out.accepted[id >> 5] |= 1u << (id & 31);
+        continue;
+      }
+      const size_t failed_at = w.depth();
+      for (size_t j = 0; j <= failed_at; ++j) {
+        const bool boundary = j == 0 ? t_final : w.boundary_at(j);
+        if (!boundary || !g.can_follow(rule, static_cast<uint8_t>(sfx[j]))) continue;
+        for (int32_t id : tokens) {
+          out.uncertain.emplace_back(id, static_cast<uint32_t>(vocab.token_bytes(id).size() - (sfx.size() - j)));
+        }
+      }
     }
-    out.suffix_tokens.back().push_back(uncertain[i].second);
+    if (g.rule_nullable(e.rule)) walk_vocabulary(e.target, false, out);  // A skipped: read from t
+  }
+  return true;
+}
+
+StateMask TokenMaskCache::compute(uint32_t state) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Vocabulary& vocab = *vocabulary_;
+  StateMask out;
+  PartialMask part;
+  part.accepted.assign(vocab.bitmask_words(), 0);
+  if (!grammar_->rule_automaton_key(grammar_->rule_of(state)).empty()) {
+    walk_automaton(state, part);
+  } else if (!compose(state, part)) {
+    walk_vocabulary(state, false, part);
+  }
+  size_t accepted = 0;
+  for (uint32_t word : part.accepted) accepted += static_cast<size_t>(__builtin_popcount(word));
+  auto& uncertain = part.uncertain;
+  // A token allowed in every context needs no suffix check.
+  uncertain.erase(std::remove_if(uncertain.begin(), uncertain.end(),
+                                 [&](const auto& u) { return (part.accepted[u.first >> 5] >> (u.first & 31)) & 1; }),
+                  uncertain.end());
+  auto suffix = [&](const std::pair<int32_t, uint32_t>& u) { return vocab.token_bytes(u.first).substr(u.second); };
+  std::sort(uncertain.begin(), uncertain.end(), [&](const auto& a, const auto& b) {
+    const int c = suffix(a).compare(suffix(b));
+    return c != 0 ? c < 0 : a.first < b.first;
+  });
+  uncertain.erase(std::unique(uncertain.begin(), uncertain.end(),
+                              [&](const auto& a, const auto& b) { return a.first == b.first && suffix(a) == suffix(b); }),
+                  uncertain.end());
+  out.uncertain_tokens = uncertain.size();
+  std::vector<int32_t> uncertain_ids;
+  for (const auto& u : uncertain) uncertain_ids.push_back(u.first);
+  std::sort(uncertain_ids.begin(), uncertain_ids.end());
+  uncertain_ids.erase(std::unique(uncertain_ids.begin(), uncertain_ids.end()), uncertain_ids.end());
+  out.rejected = vocab.sorted_text_tokens().size() - accepted - uncertain_ids.size();
+  out.accepted = TokenSet::from_bits(std::move(part.accepted), accepted, vocab.size());
+  std::string_view previous;
+  for (size_t i = 0; i < uncertain.size(); ++i) {
+    const std::string_view sfx = suffix(uncertain[i]);
+    if (out.suffixes.empty() || previous != sfx) {
+      uint32_t lcp = 0;
+      while (lcp < previous.size() && lcp < sfx.size() && previous[lcp] == sfx[lcp]) ++lcp;
+      out.suffixes.emplace_back(sfx);
+      out.suffix_common.push_back(out.suffixes.size() == 1 ? 0 : lcp);
+      out.suffix_tokens.emplace_back();
+      previous = sfx;
+    }
+    out.suffix_tokens.back().push_back(uncertain[i].first);
   }
   out.compute_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();

@@ -28,6 +28,8 @@
 
 namespace lockstep {
 
+struct PartialMask;
+
 /// A set of token ids in its most compact form.
 class TokenSet {
  public:
@@ -88,7 +90,9 @@ class TokenMaskCache {
   struct Stats {
     size_t states = 0;           ///< mask classes of the grammar (CompiledGrammar::mask_class)
     size_t computed = 0;         ///< classes whose mask is in the cache
-    size_t computations = 0;     ///< state walks run (equals computed: none is run twice)
+    size_t computations = 0;     ///< state walks run (none is run twice)
+    size_t shared = 0;           ///< masks taken from the process-wide cache of automaton rules
+                                 ///< (computations + shared = computed)
     size_t memory_bytes = 0;     ///< memory of the cached masks
     double compute_seconds = 0;  ///< total time spent computing them
     size_t uncertain_tokens = 0; ///< over all computed states
@@ -102,7 +106,13 @@ class TokenMaskCache {
   const ParserLimits& limits() const { return limits_; }
 
  private:
-  StateMask compute(uint32_t state) const;
+  StateMask compute(uint32_t state);
+  std::shared_ptr<const StateMask> compute_shared(uint32_t state);
+  void walk_vocabulary(uint32_t state, bool skip_seed_rules, PartialMask& out) const;
+  void walk_automaton(uint32_t state, PartialMask& out) const;
+  bool compose(uint32_t state, PartialMask& out);
+  /// get(), or with !wait null when the state's class is being computed already.
+  const StateMask* lookup(uint32_t state, bool wait);
 
   std::shared_ptr<const CompiledGrammar> grammar_;
   std::shared_ptr<const Vocabulary> vocabulary_;
@@ -112,6 +122,8 @@ class TokenMaskCache {
   std::condition_variable done_;
   std::vector<uint8_t> computing_;
   std::atomic<size_t> computations_{0};
+  std::atomic<size_t> shared_hits_{0};
+  std::vector<std::shared_ptr<const StateMask>> owned_;  // guarded by mutex_
   std::thread background_;
   std::atomic<bool> stop_{false};
 };

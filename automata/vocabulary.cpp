@@ -2,6 +2,7 @@
 #include "automata/vocabulary.h"
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 
 namespace lockstep {
@@ -9,6 +10,8 @@ namespace lockstep {
 Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKind> kinds,
                        std::vector<int32_t> eog_ids)
     : bytes_(std::move(token_bytes)), kinds_(std::move(kinds)), eog_ids_(std::move(eog_ids)) {
+  static std::atomic<uint64_t> next_id{1};
+  id_ = next_id.fetch_add(1);
   if (kinds_.size() != bytes_.size()) {
     throw std::invalid_argument("Vocabulary: token kinds and token bytes differ in length");
   }
@@ -32,6 +35,9 @@ Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKi
     sorted_offset_.push_back(static_cast<uint32_t>(sorted_text_.size()));
     sorted_text_ += bytes_[id];
   }
+  for (const auto& b : bytes_) max_token_bytes_ = std::max(max_token_bytes_, b.size());
+  first_byte_end_.assign(256, 0);
+  for (size_t i = 0; i < sorted_.size(); ++i) first_byte_end_[static_cast<uint8_t>(sorted_bytes(i)[0])] = static_cast<uint32_t>(i + 1);
   sorted_offset_.push_back(static_cast<uint32_t>(sorted_text_.size()));
   common_prefix_.resize(sorted_.size(), 0);
   for (size_t i = 1; i < sorted_.size(); ++i) {
@@ -53,6 +59,25 @@ Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKi
     }
     open.push_back(static_cast<uint32_t>(i));
   }
+}
+
+size_t Vocabulary::sorted_prefix_end(size_t i, size_t n) const {
+  const std::string_view prefix = sorted_bytes(i).substr(0, n);
+  if (n == 1) return first_byte_end_[static_cast<uint8_t>(prefix[0])];
+  // Exponential then binary search: runs are usually short.
+  size_t lo = i + 1, step = 1;
+  while (lo < sorted_.size() && sorted_bytes(lo).substr(0, n) == prefix) {
+    lo += step;
+    step *= 2;
+  }
+  size_t hi = std::min(lo, sorted_.size());
+  lo = i + 1 + (step > 1 ? step / 2 - 1 : 0);
+  lo = std::min(lo, hi);
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (sorted_bytes(mid).substr(0, n) == prefix) lo = mid + 1; else hi = mid;
+  }
+  return lo;
 }
 
 bool Vocabulary::is_eog(int32_t id) const {

@@ -27,6 +27,9 @@ class Vocabulary {
              std::vector<int32_t> eog_ids);
 
   size_t size() const { return bytes_.size(); }
+  /// A number no other Vocabulary object of this process has (copies keep it): a key for
+  /// caches shared across grammars.
+  uint64_t id() const { return id_; }
   /// Number of uint32 words in a token bitmask: ceil(size() / 32).
   size_t bitmask_words() const { return (bytes_.size() + 31) / 32; }
   std::string_view token_bytes(int32_t id) const { return bytes_[static_cast<size_t>(id)]; }
@@ -39,6 +42,11 @@ class Vocabulary {
   std::span<const int32_t> sorted_text_tokens() const { return sorted_; }
   /// Bytes of the token at sorted position i, from one contiguous buffer in sorted order
   /// (a walk over the sorted vocabulary reads memory sequentially).
+  /// One past the last sorted position whose token shares its first `n` bytes with the token
+  /// at sorted position i (which must have at least n bytes).
+  size_t sorted_prefix_end(size_t i, size_t n) const;
+  /// Length of the longest token, in bytes.
+  size_t max_token_bytes() const { return max_token_bytes_; }
   std::string_view sorted_bytes(size_t i) const {
     return {sorted_text_.data() + sorted_offset_[i], sorted_offset_[i + 1] - sorted_offset_[i]};
   }
@@ -58,6 +66,9 @@ class Vocabulary {
   std::vector<uint32_t> subtree_end_;
   std::string sorted_text_;
   std::vector<uint32_t> sorted_offset_;  // sorted_.size() + 1
+  size_t max_token_bytes_ = 0;
+  std::vector<uint32_t> first_byte_end_;  // 256: one past the last sorted token starting with b
+  uint64_t id_ = 0;
 };
 
 }  // namespace lockstep

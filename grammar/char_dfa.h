@@ -57,7 +57,8 @@ class CharDfa {
   static CharDfa unite(const CharDfa& a, const CharDfa& b);
   /// Strings not in the language (within all strings).
   CharDfa complement() const;
-  /// The smallest equivalent DFA (Moore's refinement) without dead states.
+  /// The smallest equivalent DFA (partition refinement, partition_refinement.h) without
+  /// dead states.
   CharDfa minimized() const;
 
   bool empty() const;

@@ -103,17 +103,20 @@ std::vector<uint32_t> coarsest_partition(uint32_t n, const std::vector<uint32_t>
     blocks.regroup(order, cut);
   }
   const auto m = static_cast<uint32_t>(transitions.size());
-  // Transitions: one set ("cord") per label.
-  std::sort(transitions.begin(), transitions.end(),
-            [](const LabeledTransition& a, const LabeledTransition& b) { return a.label < b.label; });
+  // Transitions: one set ("cord") per label (a counting sort by label).
+  uint32_t labels = 0;
+  for (const auto& t : transitions) labels = std::max(labels, t.label + 1);
   RefinablePartition cords(m);
   if (m) {
+    std::vector<uint32_t> start(labels + 1, 0);
+    for (const auto& t : transitions) ++start[t.label + 1];
+    for (uint32_t l = 0; l < labels; ++l) start[l + 1] += start[l];
     std::vector<uint32_t> order(m);
     std::vector<char> cut(m, 0);
-    for (uint32_t i = 0; i < m; ++i) {
-      order[i] = i;
-      cut[i] = i > 0 && transitions[i].label != transitions[i - 1].label;
+    for (uint32_t l = 0; l < labels; ++l) {
+      if (start[l] < start[l + 1]) cut[start[l]] = 1;
     }
+    for (uint32_t i = 0; i < m; ++i) order[start[transitions[i].label]++] = i;
     cords.regroup(order, cut);
   }
   // Incoming transitions of each state.
