@@ -10,8 +10,9 @@
 //   - numbers with bounds, multipleOf or const are written without exponent;
 //   - non-BMP characters inside strings are written raw (no surrogate-pair escapes);
 //   - keys are not checked for duplicates (JSON texts from a parser's object have none);
-//   - in any-order mode, objects with more than 8 required properties keep the required
-//     ones in schema order (optional ones may go anywhere).
+//     on an object with more than 8 required-member conditions, required names are
+//     counted rather than tracked one by one, so there a repeated required key could stand
+//     in for a missing one.
 #pragma once
 
 #include <cstdint>

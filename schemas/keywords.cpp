@@ -637,11 +637,46 @@ bool SchemaCompiler::disjoint(const Norm& a, const Norm& b) {
   return true;
 }
 
+namespace {
+
+// Whether `keyword` means anything in `draft` (4, 6, 7, 2019, 2020). A keyword from another
+// draft is an unknown keyword there, which validators ignore (e.g. "if" in a draft-04
+// schema, "dependencies" in a 2020-12 one).
+bool keyword_in_draft(const std::string& keyword, int draft) {
+  static const std::map<std::string, std::pair<int, int>> spans = {
+      {"const", {6, 9999}},           {"contains", {6, 9999}},         {"propertyNames", {6, 9999}},
+      {"if", {7, 9999}},              {"then", {7, 9999}},             {"else", {7, 9999}},
+      {"dependentRequired", {2019, 9999}}, {"dependentSchemas", {2019, 9999}},
+      {"minContains", {2019, 9999}},  {"maxContains", {2019, 9999}},   {"unevaluatedItems", {2019, 9999}},
+      {"unevaluatedProperties", {2019, 9999}}, {"prefixItems", {2020, 9999}},
+      {"dependencies", {0, 7}},       {"additionalItems", {0, 2019}},
+  };
+  const auto it = spans.find(keyword);
+  return it == spans.end() || (draft >= it->second.first && draft <= it->second.second);
+}
+
+}  // namespace
+
 Norm SchemaCompiler::normalize_schema(const Term& t) {
-  const json& s = *t.node;
   const std::string& p = t.pointer;
-  if (!s.is_object()) throw SchemaError(p, "a schema must be an object or a boolean");
+  if (!t.node->is_object()) throw SchemaError(p, "a schema must be an object or a boolean");
   const int draft = draft_of(p);
+  // Keywords of other drafts are dropped from a copy of the node (sub-schemas keep their
+  // pointers: references resolve through the document index, not through this copy).
+  const json* node = t.node;
+  for (const auto& [k, v] : t.node->items()) {
+    (void)v;
+    if (!keyword_in_draft(k, draft)) {
+      json copy = json::object();
+      for (const auto& [k2, v2] : t.node->items()) {
+        if (keyword_in_draft(k2, draft)) copy[k2] = v2;
+      }
+      synthetic_.push_back(std::move(copy));
+      node = &synthetic_.back();
+      break;
+    }
+  }
+  const json& s = *node;
   Norm n = Norm::any();
   if (s.contains("$ref")) {
     if (!s["$ref"].is_string()) throw SchemaError(p + "/$ref", "must be a string");

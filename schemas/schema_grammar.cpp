@@ -6,6 +6,7 @@
 // machine over element kinds that only moves forward (or loops on one state); it is
 // written as non-recursive rules, which the compiler inlines into one automaton.
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <map>
 
@@ -371,14 +372,12 @@ class GrammarBuilder {
       add_kind(region, t_and(std::move(parts)), matches, -1);
     }
     if (!exact_obligations) {
-      for (const auto& o : r.must) {
-        if (!o.literal || o.value->kind != Term::Kind::kTrue) {
-          throw SchemaError(pointer, fmt::format("{} required-member conditions on one object are too many to track", q));
-        }
-      }
-      if (opt_.property_order == JsonSchemaOptions::PropertyOrder::kAny) {
-        c_.warn(pointer, fmt::format("{} required properties: in any-order mode they must keep the order of "
-                                     "'required'", q));
+      // Too many to track as a set: plain required names (no value condition) are counted
+      // instead, which is exact as long as no key repeats; the others stay a set.
+      size_t others = 0;
+      for (const auto& o : r.must) others += !(o.literal && o.value->kind == Term::Kind::kTrue);
+      if (others > kMaxExactObligations) {
+        throw SchemaError(pointer, fmt::format("{} required-member conditions on one object are too many to track", others));
       }
     }
     return list_expr(object_machine(r, kinds, depth), p, pointer + "-members");
@@ -388,6 +387,15 @@ class GrammarBuilder {
     const bool schema_order = opt_.property_order == JsonSchemaOptions::PropertyOrder::kSchema;
     const size_t q = r.must.size();
     const bool exact = q <= kMaxExactObligations;
+    // Counted obligations (see object_expr): plain required names, when there are too many
+    // obligations for a set. `counted` marks them; the rest keep a bit each.
+    uint64_t counted = 0;
+    if (!exact) {
+      for (size_t o = 0; o < q; ++o) {
+        if (r.must[o].literal && r.must[o].value->kind == Term::Kind::kTrue) counted |= 1ull << o;
+      }
+    }
+    const uint32_t n_counted = static_cast<uint32_t>(std::popcount(counted));
     const uint32_t n_order = static_cast<uint32_t>(r.order.size());
     const bool counting = r.min > 0 || r.max != kUnbounded;
     const uint32_t ccap = r.max != kUnbounded ? r.max : r.min;
@@ -400,9 +408,12 @@ class GrammarBuilder {
     }
     struct State {
       uint32_t pos;
-      uint64_t sat;  // exact: bit set; otherwise: how many obligations met, in order
+      uint64_t sat;      // obligations met, as a set (counted ones excluded)
+      uint32_t present;  // counted obligations met
       uint32_t count;
-      bool operator<(const State& o) const { return std::tie(pos, sat, count) < std::tie(o.pos, o.sat, o.count); }
+      bool operator<(const State& o) const {
+        return std::tie(pos, sat, present, count) < std::tie(o.pos, o.sat, o.present, o.count);
+      }
     };
     std::map<State, uint32_t> ids;
     std::vector<State> states;
@@ -419,34 +430,34 @@ class GrammarBuilder {
       }
       return it->second;
     };
-    const uint64_t all = q == 64 ? ~0ull : (1ull << q) - 1;
-    id_of({0, 0, 0});
+    const uint64_t all = (q == 64 ? ~0ull : (1ull << q) - 1) & ~counted;
+    id_of({0, 0, 0, 0});
     for (uint32_t i = 0; i < states.size(); ++i) {
       const State s = states[i];
-      const bool done = exact ? s.sat == all : s.sat == q;
+      const bool done = s.sat == all && s.present == n_counted;
       m.accepting[i] = done && s.count >= std::min(r.min, ccap);
       if (counting && r.max != kUnbounded && s.count >= r.max) continue;
       for (const auto& k : kinds) {
         State t = s;
+        auto met = [&](int o) {
+          return (counted >> o & 1) ? false : (s.sat >> o & 1) != 0;
+        };
         if (schema_order) {
           const uint32_t to = k.order >= 0 ? static_cast<uint32_t>(k.order) : n_order;
           if (k.order >= 0 && to < s.pos) continue;
-          // Skipping a required declared name that was not seen makes the object invalid.
+          // Skipping a required declared name that was not seen makes the object invalid
+          // (a counted one cannot have been seen: declared names come once, in order).
           bool skips_required = false;
           for (uint32_t j = s.pos; j < to && j < n_order; ++j) {
             const int o = required_at[j];
-            if (o >= 0 && (exact ? !(s.sat >> o & 1) : static_cast<uint64_t>(o) >= s.sat)) skips_required = true;
+            if (o >= 0 && !met(o)) skips_required = true;
           }
           if (skips_required) continue;
           t.pos = k.order >= 0 ? to + 1 : n_order;
         }
-        if (exact) {
-          t.sat |= k.satisfies;
-        } else if (k.satisfies) {
-          // Ordered fallback: a required member must be the next one due.
-          if (s.sat >= q || k.satisfies != (1ull << s.sat)) continue;
-          t.sat = s.sat + 1;
-        }
+        t.sat |= k.satisfies & ~counted;
+        t.present += static_cast<uint32_t>(std::popcount(k.satisfies & counted));
+        if (t.present > n_counted) continue;  // a repeated key: not a valid object's text
         if (counting) t.count = std::min(s.count + 1, std::max(ccap, 1u));
         const uint32_t target = id_of(t);  // may grow m.moves: index it afterwards
         Expr element = member(k, depth);
