@@ -14,6 +14,10 @@ namespace {
 const std::string kDate =
     R"((\d{4}-(0[13578]|1[02])-(0[1-9]|[12]\d|3[01])|\d{4}-(0[469]|11)-(0[1-9]|[12]\d|30)|)"
     R"(\d{4}-02-(0[1-9]|1\d|2[0-8])|(\d\d(0[48]|[2468][048]|[13579][26])|(0[48]|[2468][048]|[13579][26])00)-02-29))";
+// RFC 3339 §5.6 partial-time and offset. A leap second (:60) is accepted at any minute:
+// the exact rule (§5.7: only where it falls at 23:59:60 UTC) ties the local hour and minute
+// to the offset and would take one automaton branch per local minute of the day (~15,000
+// states for every date-time string), so it is left to the validator.
 const std::string kTime =
     R"(([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d))";
 // RFC 3339 appendix A (ISO 8601 durations).
@@ -33,30 +37,53 @@ const std::string kIpv6 =
     kH16 + ")?::(" + kH16 + ":){2}" + kLs32 + "|((" + kH16 + ":){0,3}" + kH16 + ")?::" + kH16 + ":" + kLs32 +
     "|((" + kH16 + ":){0,4}" + kH16 + ")?::" + kLs32 + "|((" + kH16 + ":){0,5}" + kH16 + ")?::" + kH16 +
     "|((" + kH16 + ":){0,6}" + kH16 + ")?::)";
-// RFC 5321 §4.1.2 Mailbox with a Dot-string local part.
+// RFC 5321 §4.1.2 Mailbox: a Dot-string or Quoted-string local part (qtextSMTP or a
+// backslash-quoted printable character), then a hostname or an address literal.
 const std::string kAtext = R"([A-Za-z0-9!#$%&'*+/=?^_`{|}~-])";
-const std::string kEmail =
-    kAtext + "+(\\." + kAtext + "+)*@(" + kHostname + "|\\[(" + kIpv4 + "|IPv6:" + kIpv6 + ")\\])";
-// RFC 3986 §3 (generic syntax), as a character-level grammar.
-const std::string kPct = "%[0-9A-Fa-f]{2}";
-const std::string kUnreserved = R"([A-Za-z0-9._~-])";
-const std::string kSubDelims = R"([!$&'()*+,;=])";
-const std::string kPchar = "(" + kUnreserved + "|" + kPct + "|" + kSubDelims + "|[:@])";
-const std::string kQuery = "(" + kPchar + "|[/?])*";
-const std::string kUserinfo = "(" + kUnreserved + "|" + kPct + "|" + kSubDelims + "|:)*";
-const std::string kRegName = "(" + kUnreserved + "|" + kPct + "|" + kSubDelims + ")*";
-const std::string kIpLiteral = R"(\[()" + kIpv6 + R"(|v[0-9A-Fa-f]+\.()" + kUnreserved + "|" + kSubDelims + "|:)+)\\]";
-const std::string kAuthority = "(" + kUserinfo + "@)?(" + kIpLiteral + "|" + kIpv4 + "|" + kRegName + ")(:\\d*)?";
-const std::string kPathAbempty = "(/" + kPchar + "*)*";
-const std::string kSegmentNz = kPchar + "+";
-const std::string kHierPart = "(//" + kAuthority + kPathAbempty + "|/(" + kSegmentNz + "(/" + kPchar + "*)*)?|" +
-                              kSegmentNz + "(/" + kPchar + "*)*|)";
-const std::string kScheme = "[A-Za-z][A-Za-z0-9+.-]*";
-const std::string kUri = kScheme + ":" + kHierPart + "(\\?" + kQuery + ")?(#" + kQuery + ")?";
-const std::string kSegmentNzNc = "(" + kUnreserved + "|" + kPct + "|" + kSubDelims + "|@)+";
-const std::string kRelativePart = "(//" + kAuthority + kPathAbempty + "|/(" + kSegmentNz + "(/" + kPchar + "*)*)?|" +
-                                  kSegmentNzNc + "(/" + kPchar + "*)*|)";
-const std::string kRelativeRef = kRelativePart + "(\\?" + kQuery + ")?(#" + kQuery + ")?";
+const std::string kQuotedLocal = R"("([ !#-\[\]-~]|\\[ -~])*")";
+const std::string kEmail = "(" + kAtext + "+(\\." + kAtext + "+)*|" + kQuotedLocal + ")@(" + kHostname +
+                           "|\\[(" + kIpv4 + "|IPv6:" + kIpv6 + ")\\])";
+
+// RFC 3986 §3 (generic syntax) and, with `iri`, RFC 3987 §2.2 (IRIs: ucschar in
+// unreserved, iprivate in queries), as character-level grammars.
+struct UriLanguages {
+  std::string absolute, reference;
+};
+UriLanguages uri_languages(bool iri) {
+  const std::string pct = "%[0-9A-Fa-f]{2}";
+  const std::string ucschar =
+      R"([\u00A0-\uD7FF\uF900-\uFDCF\uFDF0-\uFFEF\u{10000}-\u{1FFFD}\u{20000}-\u{2FFFD}\u{30000}-\u{3FFFD})"
+      R"(\u{40000}-\u{4FFFD}\u{50000}-\u{5FFFD}\u{60000}-\u{6FFFD}\u{70000}-\u{7FFFD}\u{80000}-\u{8FFFD})"
+      R"(\u{90000}-\u{9FFFD}\u{A0000}-\u{AFFFD}\u{B0000}-\u{BFFFD}\u{C0000}-\u{CFFFD}\u{D0000}-\u{DFFFD})"
+      R"(\u{E1000}-\u{EFFFD}])";
+  const std::string iprivate = R"([\uE000-\uF8FF\u{F0000}-\u{FFFFD}\u{100000}-\u{10FFFD}])";
+  const std::string unreserved = iri ? "([A-Za-z0-9._~-]|" + ucschar + ")" : "[A-Za-z0-9._~-]";
+  const std::string sub_delims = R"([!$&'()*+,;=])";
+  const std::string pchar = "(" + unreserved + "|" + pct + "|" + sub_delims + "|[:@])";
+  const std::string query = "(" + pchar + "|[/?]" + (iri ? "|" + iprivate : std::string()) + ")*";
+  const std::string fragment = "(" + pchar + "|[/?])*";
+  const std::string userinfo = "(" + unreserved + "|" + pct + "|" + sub_delims + "|:)*";
+  const std::string reg_name = "(" + unreserved + "|" + pct + "|" + sub_delims + ")*";
+  const std::string ip_literal =
+      R"(\[()" + kIpv6 + R"(|[vV][0-9A-Fa-f]+\.([A-Za-z0-9._~-]|)" + sub_delims + "|:)+)\\]";
+  const std::string authority = "(" + userinfo + "@)?(" + ip_literal + "|" + kIpv4 + "|" + reg_name + ")(:\\d*)?";
+  const std::string path_abempty = "(/" + pchar + "*)*";
+  const std::string segment_nz = pchar + "+";
+  const std::string hier_part = "(//" + authority + path_abempty + "|/(" + segment_nz + "(/" + pchar + "*)*)?|" +
+                                segment_nz + "(/" + pchar + "*)*|)";
+  const std::string scheme = "[A-Za-z][A-Za-z0-9+.-]*";
+  const std::string absolute = scheme + ":" + hier_part + "(\\?" + query + ")?(#" + fragment + ")?";
+  const std::string segment_nz_nc = "(" + unreserved + "|" + pct + "|" + sub_delims + "|@)+";
+  const std::string relative_part = "(//" + authority + path_abempty + "|/(" + segment_nz + "(/" + pchar +
+                                    "*)*)?|" + segment_nz_nc + "(/" + pchar + "*)*|)";
+  const std::string relative_ref = relative_part + "(\\?" + query + ")?(#" + fragment + ")?";
+  return {absolute, "(" + absolute + "|" + relative_ref + ")"};
+}
+
+// RFC 6901 JSON Pointer and draft-handrews-relative-json-pointer-01.
+const std::string kJsonPointer = "(/([^/~]|~[01])*)*";
+const std::string kRelativeJsonPointer = "(0|[1-9][0-9]*)(#|" + kJsonPointer + ")";
+
 const std::string kUuid = "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}";
 
 const std::map<std::string, std::string, std::less<>>& patterns() {
@@ -69,8 +96,12 @@ const std::map<std::string, std::string, std::less<>>& patterns() {
       {"hostname", kHostname},
       {"ipv4", kIpv4},
       {"ipv6", kIpv6},
-      {"uri", kUri},
-      {"uri-reference", "(" + kUri + "|" + kRelativeRef + ")"},
+      {"uri", uri_languages(false).absolute},
+      {"uri-reference", uri_languages(false).reference},
+      {"iri", uri_languages(true).absolute},
+      {"iri-reference", uri_languages(true).reference},
+      {"json-pointer", kJsonPointer},
+      {"relative-json-pointer", kRelativeJsonPointer},
       {"uuid", kUuid},
   };
   return p;

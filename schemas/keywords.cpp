@@ -85,13 +85,19 @@ std::string resolve_uri_raw(const std::string& base, const std::string& ref) {
   return b.substr(0, slash + 1) + ref;
 }
 
+// The draft a $schema URI names: 0 for a meta-schema other than json-schema.org's own
+// (a custom meta-schema may drop vocabularies: lockstep cannot know what it validates), -1 for
+// json-schema.org's unversioned "schema#" (the default draft).
 int draft_from_uri(const std::string& uri) {
+  static const std::string hosts[] = {"http://json-schema.org/", "https://json-schema.org/"};
+  if (uri.rfind(hosts[0], 0) != 0 && uri.rfind(hosts[1], 0) != 0) return 0;
   if (uri.find("draft-04") != std::string::npos) return 4;
   if (uri.find("draft-06") != std::string::npos) return 6;
   if (uri.find("draft-07") != std::string::npos) return 7;
   if (uri.find("2019-09") != std::string::npos) return 2019;
   if (uri.find("2020-12") != std::string::npos) return 2020;
-  return 0;
+  if (uri.find("draft-03") != std::string::npos) return 0;
+  return -1;
 }
 
 std::string url_decode(const std::string& s) {
@@ -136,7 +142,16 @@ SchemaCompiler::SchemaCompiler(const json& document, const JsonSchemaOptions& op
   if (d == drafts.end()) throw SchemaError("", fmt::format("unknown default draft '{}'", options.default_draft));
   root_draft_ = d->second;
   if (document.is_object() && document.contains("$schema") && document["$schema"].is_string()) {
-    if (const int d = draft_from_uri(document["$schema"].get<std::string>())) root_draft_ = d;
+    const std::string uri = document["$schema"].get<std::string>();
+    const int d = draft_from_uri(uri);
+    if (d > 0) {
+      root_draft_ = d;
+    } else if (d == 0) {
+      unsupported("", "$schema",
+                  fmt::format("unknown meta-schema '{}': lockstep knows json-schema.org's drafts 4, 6, 7, 2019-09 "
+                              "and 2020-12 (lenient mode compiles it as draft {})",
+                              uri, options.default_draft));
+    }
   }
   index(document, "", kRootBase, root_draft_);
 }
