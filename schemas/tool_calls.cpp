@@ -1,6 +1,7 @@
 // schemas/tool_calls.cpp — see tool_calls.h.
 #include "schemas/tool_calls.h"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -123,6 +124,32 @@ ojson bfcl_to_json_schema(const ojson& schema) {
       out[k] = bfcl_to_json_schema(v);
     } else {
       out[k] = v;
+    }
+  }
+  // BFCL conventions that JSON Schema would read as unsatisfiable (so nothing valid is lost):
+  // an enum of scalars on an array constrains its items; an enum of numeric strings on an
+  // integer or number lists numbers (BFCL's answers give them as numbers).
+  if (out.contains("type") && out["type"].is_string() && out.contains("enum") && out["enum"].is_array() &&
+      !out["enum"].empty()) {
+    const std::string type = out["type"];
+    const ojson& values = out["enum"];
+    const bool scalars = std::none_of(values.begin(), values.end(), [](const ojson& v) { return v.is_array(); });
+    if (type == "array" && scalars) {
+      ojson items = out.contains("items") && out["items"].is_object() ? out["items"] : ojson::object();
+      if (!items.contains("enum")) {
+        items["enum"] = values;
+        out["items"] = items;
+        out.erase("enum");
+      }
+    } else if (type == "integer" || type == "number") {
+      ojson numbers = ojson::array();
+      for (const auto& v : values) {
+        if (!v.is_string()) break;
+        const ojson n = ojson::parse(v.get<std::string>(), nullptr, false);
+        if (!n.is_number()) break;
+        numbers.push_back(n);
+      }
+      if (numbers.size() == values.size()) out["enum"] = numbers;
     }
   }
   return out;

@@ -39,8 +39,10 @@ std::vector<ToolDefinition> parse_tool_definitions(const nlohmann::ordered_json&
 /// Maps the Berkeley Function Calling Leaderboard's parameter types to JSON Schema, in every
 /// subschema: dict, HashMap, Hashtable → object; float, double → number; tuple, list,
 /// ArrayList, Array, Queue, Stack → array; long, int, short, byte, Bigint → integer; bool,
-/// Boolean → boolean; String, char → string; any, Any and "" → no type constraint. Other
-/// keywords are kept as they are.
+/// Boolean → boolean; String, char → string; any, Any and "" → no type constraint. Two BFCL
+/// conventions that JSON Schema would read as unsatisfiable are given BFCL's meaning: an
+/// `enum` of scalars on an array constrains its items, and an `enum` of numeric strings on an
+/// integer or number lists those numbers. Other keywords are kept as they are.
 nlohmann::ordered_json bfcl_to_json_schema(const nlohmann::ordered_json& schema);
 
 /// The grammar of one call to one of `tools` (or, with `parallel`, a JSON array of one or
