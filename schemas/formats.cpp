@@ -73,11 +73,16 @@ UriLanguages uri_languages(bool iri) {
                                 segment_nz + "(/" + pchar + "*)*|)";
   const std::string scheme = "[A-Za-z][A-Za-z0-9+.-]*";
   const std::string absolute = scheme + ":" + hier_part + "(\\?" + query + ")?(#" + fragment + ")?";
+  // `uri` leaves out RFC 3986's empty hier-part ("scheme:" alone), which ajv-formats (the
+  // validator most users run) rejects: a generated URI then validates everywhere.
+  const std::string nonempty_hier_part = "(//" + authority + path_abempty + "|/(" + segment_nz + "(/" + pchar +
+                                         "*)*)?|" + segment_nz + "(/" + pchar + "*)*)";
+  const std::string uri = scheme + ":" + nonempty_hier_part + "(\\?" + query + ")?(#" + fragment + ")?";
   const std::string segment_nz_nc = "(" + unreserved + "|" + pct + "|" + sub_delims + "|@)+";
   const std::string relative_part = "(//" + authority + path_abempty + "|/(" + segment_nz + "(/" + pchar +
                                     "*)*)?|" + segment_nz_nc + "(/" + pchar + "*)*|)";
   const std::string relative_ref = relative_part + "(\\?" + query + ")?(#" + fragment + ")?";
-  return {absolute, "(" + absolute + "|" + relative_ref + ")"};
+  return {uri, "(" + absolute + "|" + relative_ref + ")"};
 }
 
 // RFC 6901 JSON Pointer and draft-handrews-relative-json-pointer-01.

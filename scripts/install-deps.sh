@@ -26,3 +26,21 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# The schema-validity tests check generated JSON with ajv (the npm JSON Schema validator),
+# installed into tests/node/node_modules (git-ignored), pinned by tests/node/package.json.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  node_missing=()
+  command -v node >/dev/null || node_missing+=(nodejs)
+  command -v npm >/dev/null || node_missing+=(npm)
+  echo "install-deps: installing ${node_missing[*]}"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${node_missing[@]}"
+fi
+if [ ! -f "$here/tests/node/node_modules/ajv/package.json" ] || [ ! -f "$here/tests/node/node_modules/ajv-formats/package.json" ]; then
+  echo "install-deps: npm install (ajv, ajv-formats) in tests/node"
+  (cd "$here/tests/node" && npm install --no-audit --no-fund --loglevel=error)
+fi
