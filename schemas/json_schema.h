@@ -42,7 +42,8 @@ struct JsonSchemaOptions {
   enum class Whitespace {
     kCompact,   ///< no whitespace between tokens
     kFlexible,  ///< JSON whitespace between tokens, runs of at most max_whitespace characters
-    kPretty,    ///< newline and `indent` spaces per level before members and items
+    kPretty,    ///< newline and `indent` spaces per level before members and items, ": " after
+                ///< keys; values nested 16 levels deep or more are written without whitespace
   };
   Whitespace whitespace = Whitespace::kFlexible;
   uint32_t max_whitespace = 20;

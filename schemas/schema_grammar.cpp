@@ -59,6 +59,11 @@ class GrammarBuilder {
 
  private:
   bool pretty() const { return opt_.whitespace == JsonSchemaOptions::Whitespace::kPretty; }
+  // Pretty indentation stops at kMaxPrettyDepth: each level is a rule set of its own, and
+  // values of unbounded depth (recursive schemas, any JSON value) would need infinitely
+  // many. Deeper values are written without whitespace.
+  static constexpr uint32_t kMaxPrettyDepth = 16;
+  bool pretty_at(uint32_t depth) const { return pretty() && depth < kMaxPrettyDepth; }
   Expr ws() const { return ws_rule_ != UINT32_MAX ? Expr::rule_ref(ws_rule_) : Expr::empty(); }
   std::string indent(uint32_t depth) const { return std::string(depth * opt_.indent, ' '); }
 
@@ -67,7 +72,7 @@ class GrammarBuilder {
   };
   Pieces pieces(char open, char close, uint32_t depth) const {
     const std::string o(1, open), c(1, close);
-    if (pretty()) {
+    if (pretty_at(depth)) {
       return {lit(o + c), lit(o + "\n" + indent(depth + 1)), lit(",\n" + indent(depth + 1)),
               lit("\n" + indent(depth) + c)};
     }
@@ -86,6 +91,7 @@ class GrammarBuilder {
   }
 
   uint32_t term_rule(const TermPtr& t, uint32_t depth) {
+    depth = std::min(depth, kMaxPrettyDepth);
     const std::string key = pretty() ? fmt::format("{}@{}", t->key, depth) : t->key;
     if (auto it = rules_.find(key); it != rules_.end()) return it->second;
     const uint32_t id = add_rule(t->kind == Term::Kind::kSchema ? t->pointer : "", Expr::empty());
@@ -474,7 +480,7 @@ class GrammarBuilder {
     auto it = member_rules_.find(key);
     if (it == member_rules_.end()) {
       const Expr value = item(k.value, depth);
-      Expr body = pretty() ? seq({k.key, lit(": "), value}) : seq({k.key, ws(), lit(":"), ws(), value});
+      Expr body = pretty_at(depth) ? seq({k.key, lit(": "), value}) : seq({k.key, ws(), lit(":"), ws(), value});
       it = member_rules_.emplace(key, add_rule("member", std::move(body), true)).first;
     }
     return Expr::rule_ref(it->second);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -46,26 +47,62 @@ struct Args {
   unsigned workers = 0;
 };
 
-// Python's json.dumps(value, ensure_ascii=False): separators ", " and ": ".
-void dump_python(const ojson& v, std::string& out) {
+// Python's repr(float), which json.dumps writes: the shortest round-trip digits, in fixed
+// notation with at least one fractional digit when the decimal exponent is in [-4, 16),
+// else d.ddd e±XX (at least two exponent digits).
+std::string python_float(double d) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  const std::string sci(buf, r.ptr);  // "-d.ddde+XX"
+  const size_t e = sci.find('e');
+  const bool negative = sci[0] == '-';
+  std::string digits;
+  for (size_t i = negative ? 1 : 0; i < e; ++i) {
+    if (sci[i] != '.') digits += sci[i];
+  }
+  const int exponent = std::stoi(sci.substr(e + 1));
+  std::string out = negative ? "-" : "";
+  if (exponent >= -4 && exponent < 16) {
+    if (exponent < 0) {
+      out += "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+    } else if (static_cast<size_t>(exponent) + 1 >= digits.size()) {
+      out += digits + std::string(static_cast<size_t>(exponent) + 1 - digits.size(), '0') + ".0";
+    } else {
+      out += digits.substr(0, static_cast<size_t>(exponent) + 1) + "." + digits.substr(static_cast<size_t>(exponent) + 1);
+    }
+  } else {
+    out += digits.substr(0, 1);
+    if (digits.size() > 1) out += "." + digits.substr(1);
+    out += fmt::format("e{}{:02}", exponent < 0 ? '-' : '+', std::abs(exponent));
+  }
+  return out;
+}
+
+// Python's json.dumps(value, ensure_ascii=False): separators ", " and ": " (MaskBench's
+// form), or "," and ":" with `compact`.
+void dump_python(const ojson& v, std::string& out, bool compact) {
+  const char* comma = compact ? "," : ", ";
+  const char* colon = compact ? ":" : ": ";
   if (v.is_object()) {
     out += '{';
     bool first = true;
     for (const auto& [k, x] : v.items()) {
-      if (!first) out += ", ";
+      if (!first) out += comma;
       first = false;
       out += ojson(k).dump(-1, ' ', false, ojson::error_handler_t::replace);
-      out += ": ";
-      dump_python(x, out);
+      out += colon;
+      dump_python(x, out, compact);
     }
     out += '}';
   } else if (v.is_array()) {
     out += '[';
     for (size_t i = 0; i < v.size(); ++i) {
-      if (i) out += ", ";
-      dump_python(v[i], out);
+      if (i) out += comma;
+      dump_python(v[i], out, compact);
     }
     out += ']';
+  } else if (v.is_number_float()) {
+    out += python_float(v.get<double>());
   } else {
     out += v.dump(-1, ' ', false, ojson::error_handler_t::replace);
   }
@@ -98,9 +135,10 @@ Result run_file(const fs::path& path, const Tokenizer& tok, const JsonSchemaOpti
   bool first = true;
   for (const auto& t : file.value("tests", ojson::array())) {
     const bool valid = t.value("valid", false);
-    std::string pretty;
-    dump_python(t["data"], pretty);
-    for (const std::string& text : {pretty, t["data"].dump(-1, ' ', false, ojson::error_handler_t::replace)}) {
+    std::string spaced, compact;
+    dump_python(t["data"], spaced, false);
+    dump_python(t["data"], compact, true);
+    for (const std::string& text : {spaced, compact}) {
       GrammarMatcher m(cache);
       const std::vector<int32_t> ids = tok.encode_continuation(text);
       bool rejected = false;

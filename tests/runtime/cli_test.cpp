@@ -5,9 +5,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <map>
 #include <set>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <re2/re2.h>
 
 #include "tests/test_data.h"
@@ -229,6 +232,37 @@ TEST(Cli, AjvRejectsAnInvalidCall) {  // the validator above can fail
                             quote(call.path.string()) + " >/dev/null 2>&1";
     EXPECT_NE(std::system(cmd.c_str()), 0) << bad;
   }
+}
+
+TEST(Cli, MaskBenchRunsADirectoryAndWritesOneJsonLinePerFile) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lockstep_maskbench." + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  // Floats exercise Python's repr (1e+16, 1e-05, 100.0); strings the ", " / ": " separators.
+  std::ofstream(dir / "a-pass.json") << R"({"schema":{"type":"object","properties":{"x":{"type":"number"}},
+      "required":["x"]},"tests":[{"valid":true,"data":{"x":1e16}},{"valid":true,"data":{"x":0.00001}},
+      {"valid":true,"data":{"x":100.0}},{"valid":false,"data":{"x":[1,2]}},{"valid":false,"data":{"x":"1.5"}},
+      {"valid":false,"data":{}}]})";
+  std::ofstream(dir / "b-compile-error.json") << R"({"schema":{"type":"string","minLength":3,"maxLength":1},"tests":[]})";
+  std::ofstream(dir / "c-validation-error.json") << R"({"schema":{"type":"integer"},"tests":[{"valid":true,"data":1.5}]})";
+  const std::string jsonl = (dir / "out.jsonl").string();
+  const CliResult r = run_cli({"bench", "maskbench", dir.string(), "--jsonl", jsonl, "--timeout", "60"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("mask time (µs)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("schemas 3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("passing 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("compile error 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("validation error 1"), std::string::npos) << r.out;
+  std::map<std::string, std::string> status;
+  std::istringstream lines_in(test_data::read_file(jsonl));
+  for (std::string line; std::getline(lines_in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    status[j.at("file")] = j.at("status");
+    EXPECT_TRUE(j.contains("ttfm_us") && j.contains("tokens") && j.contains("mask_us_max")) << line;
+  }
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(status["a-pass.json"], "pass");
+  EXPECT_EQ(status["b-compile-error.json"], "compile_error");
+  EXPECT_EQ(status["c-validation-error.json"], "validation_error");
 }
 
 }  // namespace

@@ -1,0 +1,183 @@
+// JSON Schema → grammar: options, drafts, errors and the object machine, each checked by
+// feeding documents byte by byte to an Earley parser over the compiled grammar.
+#include <algorithm>
+#include <random>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "automata/compiled_grammar.h"
+#include "automata/earley.h"
+#include "schemas/json_schema.h"
+
+namespace lockstep {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+struct Compiled {
+  CompiledSchema schema;
+  std::shared_ptr<const CompiledGrammar> grammar;
+  bool accepts(const std::string& text) const {
+    EarleyParser p(*grammar);
+    for (char c : text) {
+      if (!p.advance(static_cast<uint8_t>(c))) return false;
+    }
+    return p.accepting();
+  }
+};
+
+Compiled compile(const std::string& schema, JsonSchemaOptions options = {}) {
+  Compiled c{compile_json_schema(ojson::parse(schema), options), nullptr};
+  c.grammar = CompiledGrammar::compile(c.schema.grammar);
+  return c;
+}
+
+std::string error_of(const std::string& schema, JsonSchemaOptions options = {}) {
+  try {
+    compile_json_schema(ojson::parse(schema), options);
+  } catch (const SchemaError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(JsonSchema, ManyRequiredPropertiesInAnyOrderAreCounted) {
+  // Twelve required names in any order: the grammar cannot list the orders, it counts.
+  ojson schema = {{"type", "object"}, {"properties", ojson::object()}, {"required", ojson::array()},
+                  {"additionalProperties", false}};
+  std::vector<std::string> names;
+  for (int i = 0; i < 12; ++i) {
+    names.push_back(fmt::format("p{}", i));
+    schema["properties"][names.back()] = {{"type", "integer"}};
+    schema["required"].push_back(names.back());
+  }
+  JsonSchemaOptions o;
+  o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+  o.whitespace = JsonSchemaOptions::Whitespace::kCompact;
+  const Compiled c = compile(schema.dump(), o);
+  std::mt19937 rng(7);
+  auto doc = [](const std::vector<std::string>& keys) {
+    std::string s = "{";
+    for (size_t i = 0; i < keys.size(); ++i) s += (i ? "," : "") + fmt::format("\"{}\":{}", keys[i], i);
+    return s + "}";
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<std::string> keys = names;
+    std::shuffle(keys.begin(), keys.end(), rng);
+    EXPECT_TRUE(c.accepts(doc(keys))) << doc(keys);
+    std::vector<std::string> missing(keys.begin(), keys.end() - 1);
+    EXPECT_FALSE(c.accepts(doc(missing))) << doc(missing);
+  }
+  EXPECT_FALSE(c.accepts(doc({"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "p10", "x"})));
+}
+
+TEST(JsonSchema, KeywordsOfOtherDraftsAreNotApplied) {
+  // draft-04 has no const, if/then or propertyNames; draft-07 has no prefixItems.
+  const Compiled d4 = compile(R"({"$schema":"http://json-schema.org/draft-04/schema#","type":"integer","const":5,
+                                   "if":{"minimum":3},"then":{"maximum":4}})");
+  EXPECT_TRUE(d4.accepts("7"));
+  const Compiled d7 = compile(R"({"$schema":"http://json-schema.org/draft-07/schema#","type":"array",
+                                   "prefixItems":[{"type":"string"}],"items":{"type":"integer"}})");
+  EXPECT_TRUE(d7.accepts("[1,2]"));
+  EXPECT_FALSE(d7.accepts(R"(["a"])"));
+  const Compiled d2020 = compile(R"({"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"integer"}})");
+  EXPECT_TRUE(d2020.accepts(R"(["a",2])"));
+  EXPECT_FALSE(d2020.accepts("[1,2]"));
+  // draft-04's boolean exclusiveMaximum.
+  const Compiled b = compile(R"({"$schema":"http://json-schema.org/draft-04/schema#","maximum":5,"exclusiveMaximum":true})");
+  EXPECT_TRUE(b.accepts("4.99"));
+  EXPECT_FALSE(b.accepts("5"));
+}
+
+TEST(JsonSchema, UnknownMetaSchemaIsAnErrorUnlessLenient) {
+  const std::string s = R"({"$schema":"http://example.com/my-meta","type":"string"})";
+  EXPECT_NE(error_of(s).find("/$schema"), std::string::npos) << error_of(s);
+  JsonSchemaOptions lenient;
+  lenient.lenient = true;
+  const Compiled c = compile(s, lenient);
+  ASSERT_EQ(c.schema.unenforced.size(), 1u);
+  EXPECT_TRUE(c.accepts(R"("x")"));
+  EXPECT_FALSE(c.accepts("1"));
+}
+
+TEST(JsonSchema, UnknownFormatsWarnAndConstrainNothing) {
+  const Compiled c = compile(R"({"type":"string","format":"country-code"})");
+  ASSERT_EQ(c.schema.warnings.size(), 1u);
+  EXPECT_NE(c.schema.warnings[0].find("/format"), std::string::npos);
+  EXPECT_TRUE(c.accepts(R"("anything")"));
+  const Compiled known = compile(R"({"type":"string","format":"json-pointer"})");
+  EXPECT_TRUE(known.accepts(R"("/a~1b/0")"));
+  EXPECT_FALSE(known.accepts(R"("a/b")"));
+  EXPECT_FALSE(known.accepts(R"("/~2")"));
+}
+
+TEST(JsonSchema, ErrorsNameTheJsonPointer) {
+  EXPECT_EQ(error_of(R"({"properties":{"a":{"minLength":5,"maxLength":2}}})").rfind("/properties/a", 0), 0u)
+      << error_of(R"({"properties":{"a":{"minLength":5,"maxLength":2}}})");
+  EXPECT_NE(error_of(R"({"$ref":"#/$defs/missing"})").find("/$ref"), std::string::npos);
+  EXPECT_NE(error_of(R"({"type":"array","uniqueItems":true})").find("/uniqueItems"), std::string::npos);
+  EXPECT_NE(error_of(R"({"minLength":-1})").find("/minLength"), std::string::npos);
+}
+
+TEST(JsonSchema, WhitespaceOptions) {
+  const std::string s = R"({"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"}}},"required":["a"]})";
+  JsonSchemaOptions compact;
+  compact.whitespace = JsonSchemaOptions::Whitespace::kCompact;
+  EXPECT_TRUE(compile(s, compact).accepts(R"({"a":[1,2]})"));
+  EXPECT_FALSE(compile(s, compact).accepts(R"({"a": [1, 2]})"));
+  JsonSchemaOptions flexible;
+  flexible.max_whitespace = 4;
+  EXPECT_TRUE(compile(s, flexible).accepts("{ \"a\" :\n[1 ,\t2] }"));
+  EXPECT_FALSE(compile(s, flexible).accepts("{      \"a\":[1]}"));  // a run of 6 > 4
+  JsonSchemaOptions pretty;
+  pretty.whitespace = JsonSchemaOptions::Whitespace::kPretty;
+  EXPECT_TRUE(compile(s, pretty).accepts("{\n  \"a\": [\n    1,\n    2\n  ]\n}"));
+  EXPECT_FALSE(compile(s, pretty).accepts(R"({"a":[1,2]})"));
+  // Values of unbounded depth: indented to level 16, written without whitespace below.
+  const Compiled any = compile("{}", pretty);
+  EXPECT_TRUE(any.accepts("[\n  {\n    \"k\": [\n      1\n    ]\n  }\n]"));
+  std::string deep, close;
+  for (uint32_t d = 0; d < 16; ++d) {
+    deep += "[\n" + std::string(2 * (d + 1), ' ');
+    close = "\n" + std::string(2 * d, ' ') + "]" + close;
+  }
+  EXPECT_TRUE(any.accepts(deep + "[[1]]" + close)) << deep + "[[1]]" + close;
+  EXPECT_FALSE(any.accepts(deep + "[\n[1]]" + close));
+}
+
+TEST(JsonSchema, PropertyOrderAndForbiddenAdditionalProperties) {
+  const std::string s = R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}}})";
+  JsonSchemaOptions o;
+  o.whitespace = JsonSchemaOptions::Whitespace::kCompact;
+  const Compiled ordered = compile(s, o);
+  EXPECT_TRUE(ordered.accepts(R"({"a":1,"b":2,"c":"x"})"));
+  EXPECT_FALSE(ordered.accepts(R"({"b":2,"a":1})"));
+  o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+  EXPECT_TRUE(compile(s, o).accepts(R"({"b":2,"a":1})"));
+  o.forbid_additional_properties = true;
+  EXPECT_FALSE(compile(s, o).accepts(R"({"a":1,"c":"x"})"));
+  EXPECT_TRUE(compile(s, o).accepts(R"({"b":1})"));
+}
+
+TEST(JsonSchema, AlgebraNotIfThenElseAndExactOneOf) {
+  JsonSchemaOptions o;
+  o.whitespace = JsonSchemaOptions::Whitespace::kCompact;
+  const Compiled n = compile(R"({"not":{"type":"string","minLength":2}})", o);
+  EXPECT_TRUE(n.accepts(R"("a")"));
+  EXPECT_TRUE(n.accepts("3"));
+  EXPECT_FALSE(n.accepts(R"("ab")"));
+  const Compiled ite = compile(R"({"type":"integer","if":{"minimum":10},"then":{"multipleOf":5},"else":{"maximum":3}})", o);
+  EXPECT_TRUE(ite.accepts("15"));
+  EXPECT_FALSE(ite.accepts("12"));
+  EXPECT_TRUE(ite.accepts("2"));
+  EXPECT_FALSE(ite.accepts("7"));
+  const Compiled one = compile(R"({"oneOf":[{"type":"integer","multipleOf":2},{"type":"integer","multipleOf":3}]})", o);
+  EXPECT_TRUE(one.accepts("4"));
+  EXPECT_TRUE(one.accepts("9"));
+  EXPECT_FALSE(one.accepts("6"));  // both branches: not exactly one
+}
+
+}  // namespace
+}  // namespace lockstep
