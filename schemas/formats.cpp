@@ -89,6 +89,28 @@ UriLanguages uri_languages(bool iri) {
 const std::string kJsonPointer = "(/([^/~]|~[01])*)*";
 const std::string kRelativeJsonPointer = "(0|[1-9][0-9]*)(#|" + kJsonPointer + ")";
 
+// ECMA-262 §22.2.1 Pattern syntax (the `regex` format), with groups nested at most
+// kRegexDepth deep (a regular language needs a bound; deeper nesting is rejected). Not
+// checked: the order of class ranges and that backreferences name existing groups.
+std::string regex_language() {
+  constexpr int kRegexDepth = 4;
+  const std::string escape =
+      R"(\\([dDwWsSbBfnrtv0]|c[A-Za-z]|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|u\{[0-9A-Fa-f]+\}|[pP]\{[A-Za-z_=]+\}|)"
+      R"([1-9][0-9]*|k<[A-Za-z_$][A-Za-z0-9_$]*>|[\^$\\.*+?()\[\]{}|/-]))";
+  const std::string literal = R"([^\\^$.*+?()\[{|])";  // Annex B: a lone ] or } is literal
+  const std::string cls = R"(\[\^?([^\\\]]|)" + escape + R"()*\])";
+  const std::string quantifier = R"(([*+?]|\{[0-9]+(,[0-9]*)?\})\??)";
+  const std::string group_open = R"(\((\?:|\?=|\?!|\?<=|\?<!|\?<[A-Za-z_$][A-Za-z0-9_$]*>)?)";
+  std::string alternation;  // the pattern at nesting depth k, from k = 0 (no groups) up
+  for (int k = 0; k <= kRegexDepth; ++k) {
+    std::string atom = "(" + literal + "|" + escape + "|" + cls + "|\\." +
+                       (k ? "|" + group_open + "(" + alternation + R"()\))" : std::string()) + ")";
+    const std::string term = "([\\^$]|" + atom + "(" + quantifier + ")?)";
+    alternation = term + "*(\\|" + term + "*)*";
+  }
+  return alternation;
+}
+
 const std::string kUuid = "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}";
 
 const std::map<std::string, std::string, std::less<>>& patterns() {
@@ -107,6 +129,7 @@ const std::map<std::string, std::string, std::less<>>& patterns() {
       {"iri-reference", uri_languages(true).reference},
       {"json-pointer", kJsonPointer},
       {"relative-json-pointer", kRelativeJsonPointer},
+      {"regex", regex_language()},
       {"uuid", kUuid},
   };
   return p;
