@@ -209,7 +209,9 @@ class GrammarCompiler {
       if (auto hit = AutomatonRuleCache::instance().find(key)) return *hit;
     }
     RuleDfa dfa = determinize_rule(rule, limits.max_states_per_rule);
-    if (dfa.size() <= limits.max_states_to_minimize) dfa = minimize(dfa);
+    // A whole-rule automaton is built minimal already (DirectAutomatonDfa, from a minimal
+    // code-point DFA: every CharDfa operation returns one).
+    if (rule.body.kind != Expr::Kind::kAutomaton && dfa.size() <= limits.max_states_to_minimize) dfa = minimize(dfa);
     if (!key.empty()) AutomatonRuleCache::instance().insert(key, dfa);
     return dfa;
   }
