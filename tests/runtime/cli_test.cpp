@@ -222,6 +222,25 @@ TEST(Cli, GeneratedToolCallsValidateWithAjv) {
   EXPECT_GT(names.size(), 1u) << "every seed called the same tool";
 }
 
+TEST(Cli, GeneratedDocumentsOfTheExampleSchemaValidateWithAjv) {
+  const std::filesystem::path src(LOCKSTEP_SOURCE_DIR);
+  const std::string schema = (src / "examples/schemas/event.json").string();
+  for (int seed = 1; seed <= 10; ++seed) {
+    const CliResult r = run_cli({"generate", "--schema", schema, "--whitespace", "compact", "--repeat-penalty", "1.3",
+                                 "--seed", std::to_string(seed)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("stop: end of generation"), std::string::npos) << "seed " << seed << ": " << r.err;
+    const TempFile doc("lockstep_doc." + std::to_string(::getpid()) + ".json", r.out);
+    const std::string cmd = "node " + quote((src / "tests/node/validate_json.js").string()) + " " + quote(schema) +
+                            " " + quote(doc.path.string()) + " >/dev/null 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << "seed " << seed << ": ajv rejects " << r.out;
+  }
+  const TempFile bad("lockstep_bad_doc." + std::to_string(::getpid()) + ".json", R"({"title":"x","date":"2026-02-30"})");
+  const std::string cmd = "node " + quote((src / "tests/node/validate_json.js").string()) + " " + quote(schema) + " " +
+                          quote(bad.path.string()) + " >/dev/null 2>&1";
+  EXPECT_NE(std::system(cmd.c_str()), 0) << "the validator accepts February 30";
+}
+
 TEST(Cli, AjvRejectsAnInvalidCall) {  // the validator above can fail
   const std::filesystem::path validator = std::filesystem::path(LOCKSTEP_SOURCE_DIR) / "tests/node/validate_call.js";
   const std::string tools = test_data::shared("toolcalls/mcp_tools_list_snapshots/cloudflare-radar.json").string();
