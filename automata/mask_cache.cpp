@@ -2,6 +2,7 @@
 #include "automata/mask_cache.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <mutex>
 #include <unordered_map>
@@ -437,6 +438,15 @@ struct PartialMask {
 
 // The walk of the sorted vocabulary from a state of an automaton-only rule (no rule
 // edges anywhere in it): a plain DFA walk with a dense 256-entry table per visited state.
+// One first-byte segment of a walk from a state of an automaton-only rule: the tokens that
+// start with byte b, read on from the state s1 that b leads to. It depends on (s1, b) only,
+// so states that share successors (the trie of an excluded key, the loop of a pattern)
+// share their segments.
+struct TokenMaskCache::Segment {
+  std::vector<int32_t> accepted;
+  std::vector<std::pair<int32_t, uint32_t>> uncertain;
+};
+
 void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
   const CompiledGrammar& g = *grammar_;
   const Vocabulary& vocab = *vocabulary_;
@@ -460,48 +470,86 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
   };
   const size_t max_depth = vocab.max_token_bytes() + 1;
   std::vector<uint32_t> states(max_depth + 1), boundaries(max_depth + 1, 0);
-  states[0] = state;
-  size_t depth = 0;
   const auto sorted = vocab.sorted_text_tokens();
   const auto common = vocab.sorted_common_prefix();
-  size_t dead = 0;
-  bool dead_uncertain = false;
+  Segment seg;
   auto classify_failed = [&](int32_t id, std::string_view bytes, size_t failed_at) {
     bool any = false;
     if (boundaries[failed_at] == 0) return false;
     for (size_t j = 1; j <= failed_at; ++j) {
       if (boundaries[j] == boundaries[j - 1] || !g.can_follow(rule, static_cast<uint8_t>(bytes[j]))) continue;
-      out.uncertain.emplace_back(id, static_cast<uint32_t>(j));
+      seg.uncertain.emplace_back(id, static_cast<uint32_t>(j));
       any = true;
     }
     return any;
   };
-  for (size_t i = 0; i < sorted.size(); ++i) {
-    const int32_t id = sorted[i];
-    const std::string_view bytes = vocab.sorted_bytes(i);
-    if (dead != 0 && common[i] >= dead) {
-      if (!dead_uncertain) {
-        i = vocab.sorted_prefix_end(i, dead) - 1;
-      } else {
-        classify_failed(id, bytes, dead - 1);
+  // The walk of sorted tokens [lo, hi), which share their first byte, into `seg`.
+  auto walk_segment = [&](size_t lo, size_t hi) {
+    size_t depth = 0, dead = 0;
+    bool dead_uncertain = false;
+    for (size_t i = lo; i < hi; ++i) {
+      const int32_t id = sorted[i];
+      const std::string_view bytes = vocab.sorted_bytes(i);
+      if (dead != 0 && common[i] >= dead) {
+        if (!dead_uncertain) {
+          i = vocab.sorted_prefix_end(i, dead) - 1;
+        } else {
+          classify_failed(id, bytes, dead - 1);
+        }
+        continue;
       }
+      dead = 0;
+      depth = std::min<size_t>(depth, i == lo ? 0 : common[i]);
+      while (depth < bytes.size()) {
+        const uint32_t next = table(states[depth])[static_cast<uint8_t>(bytes[depth])];
+        if (next == kNone) break;
+        states[depth + 1] = next;
+        boundaries[depth + 1] = boundaries[depth] + (g.is_final(next) ? 1 : 0);
+        ++depth;
+      }
+      if (depth == bytes.size()) {
+        seg.accepted.push_back(id);
+      } else {
+        dead = depth + 1;
+        dead_uncertain = classify_failed(id, bytes, depth);
+      }
+    }
+  };
+  states[0] = state;
+  std::array<uint32_t, 256> first;  // a copy: table() may move its storage
+  std::copy_n(table(state), 256, first.begin());
+  for (size_t lo = 0; lo < sorted.size();) {
+    const std::string_view bytes = vocab.sorted_bytes(lo);
+    const size_t hi = bytes.empty() ? lo + 1 : vocab.sorted_prefix_end(lo, 1);
+    const uint32_t s1 = bytes.empty() ? kNone : first[static_cast<uint8_t>(bytes[0])];
+    if (s1 == kNone) {  // every token of the segment fails at its first byte: rejected
+      lo = hi;
       continue;
     }
-    dead = 0;
-    depth = std::min<size_t>(depth, common[i]);
-    while (depth < bytes.size()) {
-      const uint32_t next = table(states[depth])[static_cast<uint8_t>(bytes[depth])];
-      if (next == kNone) break;
-      states[depth + 1] = next;
-      boundaries[depth + 1] = boundaries[depth] + (g.is_final(next) ? 1 : 0);
-      ++depth;
+    const uint64_t key = static_cast<uint64_t>(s1) << 8 | static_cast<uint8_t>(bytes[0]);
+    std::shared_ptr<const Segment> hit;
+    {
+      std::lock_guard lock(segments_mutex_);
+      if (auto it = segments_.find(key); it != segments_.end()) hit = it->second;
     }
-    if (depth == bytes.size()) {
-      out.accepted[id >> 5] |= 1u << (id & 31);
-    } else {
-      dead = depth + 1;
-      dead_uncertain = classify_failed(id, bytes, depth);
+    if (!hit) {
+      seg.accepted.clear();
+      seg.uncertain.clear();
+      walk_segment(lo, hi);
+      auto stored = std::make_shared<const Segment>(seg);
+      const size_t size = stored->accepted.size() + 2 * stored->uncertain.size();
+      std::lock_guard lock(segments_mutex_);
+      if (segment_entries_ + size > kMaxSegmentEntries) {
+        segments_.clear();
+        segment_entries_ = 0;
+      }
+      segments_.emplace(key, stored);
+      segment_entries_ += size;
+      hit = std::move(stored);
     }
+    for (const int32_t id : hit->accepted) out.accepted[id >> 5] |= 1u << (id & 31);
+    out.uncertain.insert(out.uncertain.end(), hit->uncertain.begin(), hit->uncertain.end());
+    lo = hi;
   }
 }
 

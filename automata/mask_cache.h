@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "automata/compiled_grammar.h"
@@ -126,6 +127,12 @@ class TokenMaskCache {
   std::vector<std::shared_ptr<const StateMask>> owned_;  // guarded by mutex_
   std::thread background_;
   std::atomic<bool> stop_{false};
+  // First-byte segments of automaton walks, by (state after the byte, byte); bounded.
+  struct Segment;
+  static constexpr size_t kMaxSegmentEntries = size_t{16} << 20;
+  mutable std::mutex segments_mutex_;
+  mutable std::unordered_map<uint64_t, std::shared_ptr<const Segment>> segments_;
+  mutable size_t segment_entries_ = 0;
 };
 
 }  // namespace lockstep

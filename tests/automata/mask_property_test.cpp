@@ -7,6 +7,7 @@
 
 #include "automata/matcher.h"
 #include "runtime/tokenizer.h"
+#include "schemas/json_schema.h"
 #include "tests/test_data.h"
 
 namespace lockstep {
@@ -35,6 +36,39 @@ std::vector<uint32_t> brute_force_mask(const CompiledGrammar& g, const Vocabular
   return mask;
 }
 
+// Random legal walk of `steps` masks (with random rollbacks), each checked against brute
+// force; the number of masks checked.
+size_t check_random_walk(const std::shared_ptr<const CompiledGrammar>& g, const std::shared_ptr<const Vocabulary>& vocab,
+                         std::mt19937& rng, int max_steps) {
+  auto cache = std::make_shared<TokenMaskCache>(g, vocab);
+  GrammarMatcher m(cache);
+  std::vector<uint32_t> mask(vocab->bitmask_words());
+  std::vector<std::string> steps;  // bytes of each accepted step
+  size_t masks = 0;
+  for (int step = 0; step < max_steps; ++step) {
+    m.fill_next_token_bitmask(mask);
+    std::string history;
+    for (const auto& s : steps) history += s;
+    EXPECT_EQ(mask, brute_force_mask(*g, *vocab, history, m.is_terminated())) << "step " << step << " after " << history;
+    if (testing::Test::HasFailure()) return masks;
+    ++masks;
+    std::vector<int32_t> allowed;
+    for (size_t id = 0; id < vocab->size(); ++id) {
+      if ((mask[id / 32] >> (id % 32)) & 1) allowed.push_back(static_cast<int32_t>(id));
+    }
+    if (allowed.empty()) break;
+    const int32_t pick = allowed[rng() % allowed.size()];
+    EXPECT_TRUE(m.accept_token(pick));
+    steps.emplace_back(vocab->is_eog(pick) ? "" : std::string(vocab->token_bytes(pick)));
+    if (step % 3 == 2) {
+      const size_t n = 1 + rng() % m.num_steps();
+      m.rollback(n);
+      steps.resize(steps.size() - n);
+    }
+  }
+  return masks;
+}
+
 class MaskProperty : public testing::TestWithParam<std::string> {};
 
 TEST_P(MaskProperty, FastMaskEqualsBruteForceAlongRandomWalks) {
@@ -44,35 +78,36 @@ TEST_P(MaskProperty, FastMaskEqualsBruteForceAlongRandomWalks) {
   size_t masks = 0;
   for (const auto& path : test_data::llama_cpp_grammar_files()) {
     SCOPED_TRACE(path.filename().string());
-    const auto g = CompiledGrammar::compile(parse_gbnf(test_data::read_file(path)));
-    auto cache = std::make_shared<TokenMaskCache>(g, vocab);
-    GrammarMatcher m(cache);
-    std::vector<uint32_t> mask(vocab->bitmask_words());
-    std::vector<std::string> steps;  // bytes of each accepted step
-    for (int step = 0; step < 24; ++step) {
-      m.fill_next_token_bitmask(mask);
-      std::string history;
-      for (const auto& s : steps) history += s;
-      ASSERT_EQ(mask, brute_force_mask(*g, *vocab, history, m.is_terminated())) << "step " << step;
-      ++masks;
-      std::vector<int32_t> allowed;
-      for (size_t id = 0; id < vocab->size(); ++id) {
-        if ((mask[id / 32] >> (id % 32)) & 1) allowed.push_back(static_cast<int32_t>(id));
-      }
-      if (allowed.empty()) break;
-      const int32_t pick = allowed[rng() % allowed.size()];
-      ASSERT_TRUE(m.accept_token(pick));
-      steps.emplace_back(vocab->is_eog(pick) ? "" : std::string(vocab->token_bytes(pick)));
-      if (step % 3 == 2) {
-        const size_t n = 1 + rng() % m.num_steps();
-        m.rollback(n);
-        steps.resize(steps.size() - n);
-      }
-    }
+    masks += check_random_walk(CompiledGrammar::compile(parse_gbnf(test_data::read_file(path))), vocab, rng, 24);
   }
   RecordProperty("masks", static_cast<int>(masks));
   std::printf("[ property ] %s: %zu masks equal to brute force\n", GetParam().c_str(), masks);
   EXPECT_GT(masks, 100u);
+}
+
+// Schema grammars: automaton-only rules (keys other than the named ones, patterns,
+// formats, length bounds) whose masks come from shared walk segments and process-wide
+// caches, in two grammars that share automata.
+TEST(MaskPropertySchemas, FastMaskEqualsBruteForceOnLlama3) {
+  const auto tok = load_tokenizer(test_data::shared("vocab/llama3-hf/tokenizer.json").string());
+  const auto vocab = tok->shared_vocabulary();
+  std::mt19937 rng(777);
+  const char* schemas[] = {
+      R"({"type":"object","properties":{"name":{"type":"string","maxLength":12},"stack":{"type":"array","items":{"type":"string","pattern":"^[a-z]+(-[a-z]+)*$"}}},"required":["stack"]})",
+      R"({"type":"object","properties":{"when":{"type":"string","format":"date-time"},"mail":{"type":"string","format":"email"},"n":{"type":"integer","minimum":-5,"maximum":300}},"additionalProperties":{"type":"string","minLength":2,"maxLength":6}})",
+      R"({"type":"object","properties":{"name":{"type":"string","maxLength":12},"kind":{"enum":["a","bb","ccc"]}},"required":["kind"]})",
+  };
+  size_t masks = 0;
+  for (const char* text : schemas) {
+    SCOPED_TRACE(text);
+    JsonSchemaOptions o;
+    o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+    o.max_whitespace = 2;
+    const auto g = CompiledGrammar::compile(compile_json_schema(nlohmann::ordered_json::parse(text), o).grammar);
+    for (int walk = 0; walk < 3; ++walk) masks += check_random_walk(g, vocab, rng, 12);
+  }
+  std::printf("[ property ] schemas on llama3: %zu masks equal to brute force\n", masks);
+  EXPECT_GT(masks, 60u);
 }
 
 INSTANTIATE_TEST_SUITE_P(RealVocabularies, MaskProperty,
