@@ -443,9 +443,94 @@ struct PartialMask {
 // so states that share successors (the trie of an excluded key, the loop of a pattern)
 // share their segments.
 struct TokenMaskCache::Segment {
-  std::vector<int32_t> accepted;
+  // With `complement`, the accepted tokens are the segment's tokens but `ids`; else `ids`.
+  bool complement = false;
+  std::vector<int32_t> ids;  // sorted
   std::vector<std::pair<int32_t, uint32_t>> uncertain;
 };
+
+namespace {
+
+// Segments whose successor state has a canonical signature, shared by every TokenMaskCache
+// of the process: a segment depends only on the automaton reachable from its successor
+// state, the rule's FOLLOW set, the byte and the vocabulary. The generic string body of one
+// schema serves the key strings, patterns and bounded strings of all later ones. Bounded:
+// past kMaxEntries token entries it starts over.
+class SharedSegments {
+ public:
+  static SharedSegments& instance() {
+    static SharedSegments cache;
+    return cache;
+  }
+  template <class Segment>
+  std::shared_ptr<const Segment> find(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(key);
+    return it == map_.end() ? nullptr : std::static_pointer_cast<const Segment>(it->second);
+  }
+  void insert(std::string key, std::shared_ptr<const void> segment, size_t entries) {
+    std::lock_guard lock(mutex_);
+    if (entries_ + entries > kMaxEntries) {
+      map_.clear();
+      entries_ = 0;
+    }
+    if (map_.emplace(std::move(key), std::move(segment)).second) entries_ += entries;
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = size_t{32} << 20;
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const void>> map_;
+  size_t entries_ = 0;
+};
+
+}  // namespace
+
+// The automaton reachable from `q` (an automaton-only rule's state) in a canonical form —
+// states numbered in breadth-first order along sorted byte edges, which for a minimal DFA
+// names it up to isomorphism — hashed to 128 bits, with the rule's FOLLOW set. Empty when
+// more than kMaxSignatureStates states are reachable.
+const std::string& TokenMaskCache::signature(uint32_t q) const {
+  static constexpr size_t kMaxSignatureStates = 512;
+  std::lock_guard lock(signatures_mutex_);
+  auto [it, fresh] = signatures_.try_emplace(q);
+  if (!fresh) return it->second;
+  const CompiledGrammar& g = *grammar_;
+  std::unordered_map<uint32_t, uint32_t> index{{q, 0}};
+  std::vector<uint32_t> order{q};
+  uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
+  auto mix = [&](uint32_t v) {
+    h1 = (h1 ^ v) * 1099511628211ull;
+    h2 = (h2 + v + 1) * 0xbf58476d1ce4e5b9ull;
+    h2 ^= h2 >> 31;
+  };
+  for (size_t i = 0; i < order.size(); ++i) {
+    const uint32_t s = order[i];
+    mix(g.is_final(s) ? 0xF1 : 0xF0);
+    for (const auto& e : g.byte_edges(s)) {
+      auto [t, added] = index.try_emplace(e.target, static_cast<uint32_t>(order.size()));
+      if (added) {
+        if (order.size() >= kMaxSignatureStates) return it->second;  // too big: no signature
+        order.push_back(e.target);
+      }
+      mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
+      mix(t->second);
+    }
+    mix(0xEE);
+  }
+  std::string& sig = it->second;
+  sig.append(reinterpret_cast<const char*>(&h1), sizeof h1);
+  sig.append(reinterpret_cast<const char*>(&h2), sizeof h2);
+  const uint32_t rule = g.rule_of(q);
+  for (unsigned b = 0; b < 256; b += 8) {
+    uint8_t bits = 0;
+    for (unsigned k = 0; k < 8; ++k) bits |= static_cast<uint8_t>(g.can_follow(rule, static_cast<uint8_t>(b + k)) << k);
+    sig.push_back(static_cast<char>(bits));
+  }
+  const uint64_t vocab = vocabulary_->id();
+  sig.append(reinterpret_cast<const char*>(&vocab), sizeof vocab);
+  return sig;
+}
 
 void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
   const CompiledGrammar& g = *grammar_;
@@ -472,7 +557,10 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
   std::vector<uint32_t> states(max_depth + 1), boundaries(max_depth + 1, 0);
   const auto sorted = vocab.sorted_text_tokens();
   const auto common = vocab.sorted_common_prefix();
-  Segment seg;
+  struct {
+    std::vector<int32_t> accepted;
+    std::vector<std::pair<int32_t, uint32_t>> uncertain;
+  } seg;  // the segment being walked
   auto classify_failed = [&](int32_t id, std::string_view bytes, size_t failed_at) {
     bool any = false;
     if (boundaries[failed_at] == 0) return false;
@@ -515,6 +603,13 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
       }
     }
   };
+  std::vector<uint32_t> marks(vocab.bitmask_words(), 0);  // scratch, kept all zero
+  struct Part {
+    size_t lo, hi;
+    std::shared_ptr<const Segment> segment;
+  };
+  std::vector<Part> parts;
+  size_t complement_tokens = 0;
   states[0] = state;
   std::array<uint32_t, 256> first;  // a copy: table() may move its storage
   std::copy_n(table(state), 256, first.begin());
@@ -527,8 +622,14 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
       continue;
     }
     const uint64_t key = static_cast<uint64_t>(s1) << 8 | static_cast<uint8_t>(bytes[0]);
+    const std::string& sig = signature(s1);
+    std::string shared_key;
     std::shared_ptr<const Segment> hit;
-    {
+    if (!sig.empty()) {
+      shared_key = sig;
+      shared_key.push_back(bytes[0]);
+      hit = SharedSegments::instance().find<Segment>(shared_key);
+    } else {
       std::lock_guard lock(segments_mutex_);
       if (auto it = segments_.find(key); it != segments_.end()) hit = it->second;
     }
@@ -536,21 +637,76 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
       seg.accepted.clear();
       seg.uncertain.clear();
       walk_segment(lo, hi);
-      auto stored = std::make_shared<const Segment>(seg);
-      const size_t size = stored->accepted.size() + 2 * stored->uncertain.size();
-      std::lock_guard lock(segments_mutex_);
-      if (segment_entries_ + size > kMaxSegmentEntries) {
-        segments_.clear();
-        segment_entries_ = 0;
+      auto made = std::make_shared<Segment>();
+      if (seg.accepted.size() * 2 > hi - lo) {  // mostly accepted: keep the others
+        made->complement = true;
+        for (const int32_t id : seg.accepted) marks[id >> 5] |= 1u << (id & 31);
+        for (size_t i = lo; i < hi; ++i) {
+          if (!((marks[sorted[i] >> 5] >> (sorted[i] & 31)) & 1)) made->ids.push_back(sorted[i]);
+        }
+        for (const int32_t id : seg.accepted) marks[id >> 5] = 0;
+      } else {
+        made->ids = seg.accepted;
       }
-      segments_.emplace(key, stored);
-      segment_entries_ += size;
+      made->uncertain = seg.uncertain;
+      std::shared_ptr<const Segment> stored = std::move(made);
+      const size_t size = stored->ids.size() + 2 * stored->uncertain.size() + 1;
+      if (!sig.empty()) {
+        SharedSegments::instance().insert(std::move(shared_key), stored, size);
+      } else {
+        std::lock_guard lock(segments_mutex_);
+        if (segment_entries_ + size > kMaxSegmentEntries) {
+          segments_.clear();
+          segment_entries_ = 0;
+        }
+        segments_.emplace(key, stored);
+        segment_entries_ += size;
+      }
       hit = std::move(stored);
     }
-    for (const int32_t id : hit->accepted) out.accepted[id >> 5] |= 1u << (id & 31);
     out.uncertain.insert(out.uncertain.end(), hit->uncertain.begin(), hit->uncertain.end());
+    if (hit->complement) complement_tokens += hi - lo;
+    parts.push_back({lo, hi, std::move(hit)});
     lo = hi;
   }
+  // Mostly accepted (a string body): start from every text token and take out the
+  // segments that are not, then the exceptions; else set the accepted ones.
+  auto set = [&](int32_t id) { out.accepted[id >> 5] |= 1u << (id & 31); };
+  if (complement_tokens * 2 > sorted.size()) {
+    std::vector<uint32_t> bits = all_text_bits();
+    auto clear = [&](int32_t id) { bits[id >> 5] &= ~(1u << (id & 31)); };
+    size_t covered = 0;  // sorted tokens [0, covered) handled
+    for (const Part& p : parts) {
+      for (size_t i = covered; i < p.lo; ++i) clear(sorted[i]);  // segments failing at byte 0
+      covered = p.hi;
+      if (p.segment->complement) {
+        for (const int32_t id : p.segment->ids) clear(id);
+      } else {
+        for (size_t i = p.lo; i < p.hi; ++i) clear(sorted[i]);
+        for (const int32_t id : p.segment->ids) bits[id >> 5] |= 1u << (id & 31);
+      }
+    }
+    for (size_t i = covered; i < sorted.size(); ++i) clear(sorted[i]);
+    for (size_t w = 0; w < bits.size(); ++w) out.accepted[w] |= bits[w];
+  } else {
+    for (const Part& p : parts) {
+      if (!p.segment->complement) {
+        for (const int32_t id : p.segment->ids) set(id);
+        continue;
+      }
+      // The segment's tokens are its own (first bytes differ): set them all, clear the others.
+      for (size_t i = p.lo; i < p.hi; ++i) set(sorted[i]);
+      for (const int32_t id : p.segment->ids) out.accepted[id >> 5] &= ~(1u << (id & 31));
+    }
+  }
+}
+
+std::vector<uint32_t> TokenMaskCache::all_text_bits() const {
+  std::call_once(all_text_once_, [this] {
+    all_text_.assign(vocabulary_->bitmask_words(), 0);
+    for (const int32_t id : vocabulary_->sorted_text_tokens()) all_text_[id >> 5] |= 1u << (id & 31);
+  });
+  return all_text_;
 }
 
 // The walk of the sorted vocabulary from `state` (see StateWalker), into `out`. With

@@ -133,6 +133,14 @@ class TokenMaskCache {
   mutable std::mutex segments_mutex_;
   mutable std::unordered_map<uint64_t, std::shared_ptr<const Segment>> segments_;
   mutable size_t segment_entries_ = 0;
+  // Canonical signatures of automaton-rule states (see signature()), by global state.
+  const std::string& signature(uint32_t state) const;
+  mutable std::mutex signatures_mutex_;
+  mutable std::unordered_map<uint32_t, std::string> signatures_;
+  // Bits of every text token (not control, not empty), built once.
+  std::vector<uint32_t> all_text_bits() const;
+  mutable std::once_flag all_text_once_;
+  mutable std::vector<uint32_t> all_text_;
 };
 
 }  // namespace lockstep

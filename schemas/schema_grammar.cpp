@@ -9,6 +9,7 @@
 #include <bit>
 #include <functional>
 #include <map>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -47,9 +48,21 @@ class GrammarBuilder {
   Grammar build(const TermPtr& root, uint32_t depth = 0, bool bare = false) {
     if (opt_.whitespace == JsonSchemaOptions::Whitespace::kFlexible) {
       // One shared rule: inlined, its chain of states would be copied at every separator.
-      ws_rule_ = g_.add_rule("ws", Expr::repeat(Expr::char_class({{' ', ' '}, {'\t', '\n'}, {'\r', '\r'}}), 0,
-                                                opt_.max_whitespace),
-                             {}, true);
+      // An automaton rule: the same in every schema, so its byte DFA and token masks are
+      // shared process-wide (automata/mask_cache.h).
+      static std::mutex mutex;
+      static std::map<uint32_t, DfaPtr> ws_dfas;
+      DfaPtr dfa;
+      {
+        std::lock_guard lock(mutex);
+        DfaPtr& slot = ws_dfas[opt_.max_whitespace];
+        if (!slot) {
+          slot = std::make_shared<const CharDfa>(CharDfa::from_expr(
+              Expr::repeat(Expr::char_class({{' ', ' '}, {'\t', '\n'}, {'\r', '\r'}}), 0, opt_.max_whitespace)));
+        }
+        dfa = slot;
+      }
+      ws_rule_ = g_.add_rule("ws", automaton_expr(dfa, false), {}, true);
     }
     const uint32_t value = term_rule(root, depth);
     // The root allows whitespace around the value, as JSON texts do (RFC 8259 §2).
