@@ -838,7 +838,12 @@ StateMask TokenMaskCache::compute(uint32_t state) {
     walk_vocabulary(state, false, part);
   }
   size_t accepted = 0;
-  for (uint32_t word : part.accepted) accepted += static_cast<size_t>(__builtin_popcount(word));
+  for (uint32_t word : part.accepted) {
+    // Bit count without a library call (baseline x86-64 has no popcnt instruction).
+    word = word - ((word >> 1) & 0x55555555u);
+    word = (word & 0x33333333u) + ((word >> 2) & 0x33333333u);
+    accepted += static_cast<size_t>((((word + (word >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24);
+  }
   auto& uncertain = part.uncertain;
   // A token allowed in every context needs no suffix check.
   uncertain.erase(std::remove_if(uncertain.begin(), uncertain.end(),
