@@ -255,6 +255,10 @@ TokenMaskCache::Stats TokenMaskCache::stats() const {
     s.compute_seconds += p->compute_us * 1e-6;
     s.uncertain_tokens += p->uncertain_tokens;
   }
+  {
+    std::lock_guard lock(segments_mutex_);
+    s.segment_bytes = segment_entries_ * sizeof(int32_t);
+  }
   return s;
 }
 

@@ -94,7 +94,9 @@ class TokenMaskCache {
     size_t computations = 0;     ///< state walks run (none is run twice)
     size_t shared = 0;           ///< masks taken from the process-wide cache of automaton rules
                                  ///< (computations + shared = computed)
-    size_t memory_bytes = 0;     ///< memory of the cached masks
+    size_t memory_bytes = 0;     ///< memory of the cached masks (bytes)
+    size_t segment_bytes = 0;    ///< memory of this cache's own walk segments (bytes; shared
+                                 ///< segments live in a process-wide cache of at most 128 MiB)
     double compute_seconds = 0;  ///< total time spent computing them
     size_t uncertain_tokens = 0; ///< over all computed states
   };

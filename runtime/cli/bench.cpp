@@ -137,7 +137,7 @@ void run_masks(const BenchArgs& a) {
         {"warm", {{"mask_us", stats_json(warm.mask_us)}, {"accept_us", stats_json(warm.accept_us)},
                   {"configuration_hits", warm.configuration_hits}, {"probes", warm.probes}}},
         {"allowed_tokens", stats_json(warm.allowed)},
-        {"cache", {{"states", st.states}, {"memory_bytes", st.memory_bytes},
+        {"cache", {{"states", st.states}, {"memory_bytes", st.memory_bytes}, {"segment_bytes", st.segment_bytes},
                    {"compute_us", st.compute_seconds * 1e6}, {"uncertain_tokens", st.uncertain_tokens}}}};
     std::printf("%s\n", j.dump(2).c_str());
     return;
@@ -153,9 +153,10 @@ void run_masks(const BenchArgs& a) {
   print_pass("warm pass (all per-state masks cached)", warm);
   std::printf("allowed tokens   mean %.0f  min %.0f  max %.0f\n", mean_of(warm.allowed),
               percentile(warm.allowed, 0), percentile(warm.allowed, 1.0));
-  std::printf("mask cache       %zu states, %.1f KiB, %.1f ms of compute in all, %zu uncertain tokens\n",
-              st.states, static_cast<double>(st.memory_bytes) / 1024, st.compute_seconds * 1e3,
-              st.uncertain_tokens);
+  std::printf("mask cache       %zu states, %.1f KiB (+ %.1f KiB of walk segments), %.1f ms of compute in all, "
+              "%zu uncertain tokens\n",
+              st.states, static_cast<double>(st.memory_bytes) / 1024, static_cast<double>(st.segment_bytes) / 1024,
+              st.compute_seconds * 1e3, st.uncertain_tokens);
 }
 
 }  // namespace
