@@ -166,6 +166,24 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) 
   }
   std::string key;
   auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
+  // A state whose reachable automaton has a canonical signature shares its mask with every
+  // isomorphic state of any automaton: the body of a string after an excluded key's prefix,
+  // the last positions of any length bound.
+  if (const std::string& sig = signature(state); !sig.empty()) {
+    key.reserve(sig.size() + 2);
+    key.push_back('S');
+    key.append(sig);
+    key.push_back(g.can_end_after(r) ? '1' : '0');
+    if (auto hit = SharedStateMasks::instance().find(key)) {
+      ++shared_hits_;
+      return hit;
+    }
+    ++computations_;
+    auto mask = std::make_shared<const StateMask>(compute(state));
+    SharedStateMasks::instance().insert(std::move(key), mask);
+    return mask;
+  }
+  key.push_back('A');
   const uint64_t vocab = vocabulary_->id();
   const uint32_t local = state - g.rule_start(r);
   put(&vocab, sizeof vocab);
