@@ -166,31 +166,22 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) 
   }
   std::string key;
   auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
-  // A state whose reachable automaton has a canonical signature shares its mask with every
-  // isomorphic state of any automaton: the body of a string after an excluded key's prefix,
-  // the last positions of any length bound.
   if (const std::string& sig = signature(state); !sig.empty()) {
-    key.reserve(sig.size() + 2);
+    // The reachable automaton's canonical signature (with FOLLOW and the vocabulary): the
+    // mask is shared with every isomorphic state of any automaton, e.g. the body of a string
+    // after an excluded key's prefix, the last positions of any length bound.
     key.push_back('S');
     key.append(sig);
-    key.push_back(g.can_end_after(r) ? '1' : '0');
-    if (auto hit = SharedStateMasks::instance().find(key)) {
-      ++shared_hits_;
-      return hit;
-    }
-    ++computations_;
-    auto mask = std::make_shared<const StateMask>(compute(state));
-    SharedStateMasks::instance().insert(std::move(key), mask);
-    return mask;
+  } else {
+    key.push_back('A');
+    const uint64_t vocab = vocabulary_->id();
+    const uint32_t local = state - g.rule_start(r);
+    put(&vocab, sizeof vocab);
+    put(&local, sizeof local);
+    for (unsigned b = 0; b < 256; ++b) key.push_back(g.can_follow(r, static_cast<uint8_t>(b)) ? '1' : '0');
+    put(automaton.data(), automaton.size() * sizeof(uint32_t));
   }
-  key.push_back('A');
-  const uint64_t vocab = vocabulary_->id();
-  const uint32_t local = state - g.rule_start(r);
-  put(&vocab, sizeof vocab);
-  put(&local, sizeof local);
-  for (unsigned b = 0; b < 256; ++b) key.push_back(g.can_follow(r, static_cast<uint8_t>(b)) ? '1' : '0');
   key.push_back(g.can_end_after(r) ? '1' : '0');
-  put(automaton.data(), automaton.size() * sizeof(uint32_t));
   if (auto hit = SharedStateMasks::instance().find(key)) {
     ++shared_hits_;
     return hit;
@@ -625,7 +616,7 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
       }
     }
   };
-  std::vector<uint32_t> marks(vocab.bitmask_words(), 0);  // scratch, kept all zero
+  std::vector<uint32_t> marks;  // scratch for new segments (sized on first use), kept all zero
   struct Part {
     size_t lo, hi;
     std::shared_ptr<const Segment> segment;
@@ -662,6 +653,7 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
       auto made = std::make_shared<Segment>();
       if (seg.accepted.size() * 2 > hi - lo) {  // mostly accepted: keep the others
         made->complement = true;
+        marks.resize(vocab.bitmask_words(), 0);
         for (const int32_t id : seg.accepted) marks[id >> 5] |= 1u << (id & 31);
         for (size_t i = lo; i < hi; ++i) {
           if (!((marks[sorted[i] >> 5] >> (sorted[i] & 31)) & 1)) made->ids.push_back(sorted[i]);
