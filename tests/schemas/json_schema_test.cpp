@@ -21,10 +21,7 @@ struct Compiled {
   std::shared_ptr<const CompiledGrammar> grammar;
   bool accepts(const std::string& text) const {
     EarleyParser p(*grammar);
-    for (char c : text) {
-      if (!p.advance(static_cast<uint8_t>(c))) return false;
-    }
-    return p.accepting();
+    return p.advance(text) && p.accepting();
   }
 };
 

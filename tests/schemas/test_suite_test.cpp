@@ -53,10 +53,7 @@ bool known_hostname_limitation(const std::string& file, const std::string& group
 
 bool accepts(const CompiledGrammar& g, const std::string& text) {
   EarleyParser p(g);
-  for (char c : text) {
-    if (!p.advance(static_cast<uint8_t>(c))) return false;
-  }
-  return p.accepting();
+  return p.advance(text) && p.accepting();
 }
 
 // Runs one suite file; `assert_formats` follows the suite's split: format is an annotation

@@ -17,10 +17,7 @@ using ojson = nlohmann::ordered_json;
 
 bool accepts(const CompiledGrammar& g, const std::string& text) {
   EarleyParser p(g);
-  for (char c : text) {
-    if (!p.advance(static_cast<uint8_t>(c))) return false;
-  }
-  return p.accepting();
+  return p.advance(text) && p.accepting();
 }
 
 std::shared_ptr<const CompiledGrammar> compile(const ojson& document, bool parallel = false) {
