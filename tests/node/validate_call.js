@@ -7,9 +7,7 @@
 // schema; otherwise prints why and exits 1.
 'use strict';
 const fs = require('fs');
-const Ajv2020 = require('ajv/dist/2020').default;
-const AjvDraft7 = require('ajv').default;
-const addFormats = require('ajv-formats').default;
+const {validatorFor} = require('./validator');
 
 function fail(message) {
   console.error(message);
@@ -39,13 +37,7 @@ for (const c of calls) {
   const keys = Object.keys(c).sort().join(',');
   if (keys !== 'arguments,name') fail(`a call has members ${keys}, expected name and arguments`);
   if (!schemas.has(c.name)) fail(`unknown tool ${JSON.stringify(c.name)}`);
-  const schema = schemas.get(c.name);
-  const draft7 = typeof schema.$schema === 'string' && /draft-0[67]/.test(schema.$schema);
-  const ajv = draft7 ? new AjvDraft7({strict: false}) : new Ajv2020({strict: false});
-  addFormats(ajv);
-  const validate = ajv.compile(schema);
-  if (!validate(c.arguments)) {
-    fail(`arguments of ${c.name} invalid: ${ajv.errorsText(validate.errors)}: ${JSON.stringify(c.arguments).slice(0, 300)}`);
-  }
+  const error = validatorFor(schemas.get(c.name))(c.arguments);
+  if (error) fail(`arguments of ${c.name} invalid: ${error}: ${JSON.stringify(c.arguments).slice(0, 300)}`);
 }
 console.log(`valid: ${calls.map((c) => c.name).join(', ')}`);
