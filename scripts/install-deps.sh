@@ -13,6 +13,10 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# node and npm run the ajv validator of the tests; any install of them will do (a nodejs
+# package from elsewhere may bundle npm), so they are looked for as commands.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
   sudo=""
@@ -29,17 +33,6 @@ fi
 
 # The schema-validity tests check generated JSON with ajv (the npm JSON Schema validator),
 # installed into tests/node/node_modules (git-ignored), pinned by tests/node/package.json.
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  node_missing=()
-  command -v node >/dev/null || node_missing+=(nodejs)
-  command -v npm >/dev/null || node_missing+=(npm)
-  echo "install-deps: installing ${node_missing[*]}"
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${node_missing[@]}"
-fi
 if [ ! -f "$here/tests/node/node_modules/ajv/package.json" ] || [ ! -f "$here/tests/node/node_modules/ajv-formats/package.json" ]; then
   echo "install-deps: npm install (ajv, ajv-formats) in tests/node"
   (cd "$here/tests/node" && npm install --no-audit --no-fund --loglevel=error)
