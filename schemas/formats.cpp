@@ -114,6 +114,7 @@ std::string regex_language() {
 const std::string kUuid = "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}";
 
 const std::map<std::string, std::string, std::less<>>& patterns() {
+  static const UriLanguages uri = uri_languages(false), iri = uri_languages(true);
   static const std::map<std::string, std::string, std::less<>> p = {
       {"date", kDate},
       {"time", kTime},
@@ -123,10 +124,10 @@ const std::map<std::string, std::string, std::less<>>& patterns() {
       {"hostname", kHostname},
       {"ipv4", kIpv4},
       {"ipv6", kIpv6},
-      {"uri", uri_languages(false).absolute},
-      {"uri-reference", uri_languages(false).reference},
-      {"iri", uri_languages(true).absolute},
-      {"iri-reference", uri_languages(true).reference},
+      {"uri", uri.absolute},
+      {"uri-reference", uri.reference},
+      {"iri", iri.absolute},
+      {"iri-reference", iri.reference},
       {"json-pointer", kJsonPointer},
       {"relative-json-pointer", kRelativeJsonPointer},
       {"regex", regex_language()},
