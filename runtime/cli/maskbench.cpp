@@ -111,6 +111,8 @@ void dump_python(const ojson& v, std::string& out, bool compact) {
 struct Result {
   std::string status = "pass";
   double ttfm_us = 0;
+  double schema_us = 0;   // JSON Schema → grammar
+  double grammar_us = 0;  // grammar → compiled automata
   size_t tokens = 0;
   double mask_us_max = 0;
   std::string error;
@@ -125,7 +127,10 @@ Result run_file(const fs::path& path, const Tokenizer& tok, const JsonSchemaOpti
   std::shared_ptr<TokenMaskCache> cache;
   try {
     const CompiledSchema cs = compile_json_schema(file.at("schema"), options);
+    const auto t1 = Clock::now();
     cache = std::make_shared<TokenMaskCache>(CompiledGrammar::compile(cs.grammar), tok.shared_vocabulary());
+    r.schema_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+    r.grammar_us = std::chrono::duration<double, std::micro>(Clock::now() - t1).count();
   } catch (const std::exception& e) {
     r.status = "compile_error";
     r.error = e.what();
@@ -182,7 +187,8 @@ Result run_file(const fs::path& path, const Tokenizer& tok, const JsonSchemaOpti
 }
 
 std::string encode_result(const Result& r) {
-  ojson j = {{"status", r.status}, {"ttfm_us", r.ttfm_us}, {"tokens", r.tokens},
+  ojson j = {{"status", r.status}, {"ttfm_us", r.ttfm_us}, {"schema_us", r.schema_us},
+             {"grammar_us", r.grammar_us}, {"tokens", r.tokens},
              {"mask_us_max", r.mask_us_max}, {"error", r.error}, {"mask_us", r.mask_us}};
   return j.dump(-1, ' ', false, ojson::error_handler_t::replace) + "\n";
 }
@@ -320,6 +326,8 @@ void run(const Args& a) {
           Result r;
           r.status = j["status"];
           r.ttfm_us = j["ttfm_us"];
+          r.schema_us = j["schema_us"];
+          r.grammar_us = j["grammar_us"];
           r.tokens = j["tokens"];
           r.mask_us_max = j["mask_us_max"];
           r.error = j["error"];
@@ -354,6 +362,7 @@ void run(const Args& a) {
     if (r.status != "compile_error" && r.status != "crash" && r.status != "timeout") ttfm.push_back(static_cast<float>(r.ttfm_us));
     if (jsonl) {
       ojson j = {{"file", files[i].filename().string()}, {"status", r.status}, {"ttfm_us", r.ttfm_us},
+                 {"schema_us", r.schema_us}, {"grammar_us", r.grammar_us},
                  {"tokens", r.tokens}, {"mask_us_max", r.mask_us_max}};
       if (!r.error.empty()) j["error"] = r.error;
       *jsonl << j.dump(-1, ' ', false, ojson::error_handler_t::replace) << "\n";
