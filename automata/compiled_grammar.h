@@ -90,6 +90,9 @@ class CompiledGrammar {
   bool can_follow(uint32_t rule, uint8_t byte) const {
     return (follow_[rule][byte >> 6] >> (byte & 63)) & 1;
   }
+  /// Bytes that can start a non-empty string of `rule` (FIRST set of its start state,
+  /// through the sub-rules it starts with).
+  const ByteSet& rule_first(uint32_t rule) const { return rule_first_[rule]; }
   /// True when the output may end right after `rule` completes.
   bool can_end_after(uint32_t rule) const { return follow_end_[rule] != 0; }
 
@@ -111,6 +114,7 @@ class CompiledGrammar {
   std::vector<RuleEdge> rule_edges_;
   std::vector<uint8_t> state_simple_;
   std::vector<ByteSet> follow_;
+  std::vector<ByteSet> rule_first_;
   std::vector<uint8_t> follow_end_;
   std::vector<uint32_t> rule_component_;
   std::vector<std::vector<uint32_t>> rule_automaton_key_;

@@ -256,6 +256,8 @@ class GrammarCompiler {
         }
       }
     }
+    g.rule_first_.resize(nr);
+    for (uint32_t r = 0; r < nr; ++r) g.rule_first_[r] = first[g.rule_start(r)];
     g.follow_.assign(nr, Bits{});
     g.follow_end_.assign(nr, 0);
     g.follow_end_[g.root_rule()] = 1;
@@ -333,13 +335,30 @@ class GrammarCompiler {
   // rules' completions (the coarsest partition over every rule's states at once) and their
   // rules have the same FOLLOW set — hundreds of member rules of one JSON Schema then share
   // the mask of "inside a string value".
+  //
+  // States of automaton-only rules stay out of the refinement, one class each: their byte
+  // DFAs are minimal already, and equal states of equal or isomorphic automata share their
+  // masks through TokenMaskCache's process-wide cache, keyed by the reachable automaton. A
+  // long string (maxLength 65535: several hundred thousand states) then costs nothing here.
   static void compute_mask_classes(CompiledGrammar& g) {
     const uint32_t ns = g.num_states();
-    std::map<std::tuple<bool, CompiledGrammar::ByteSet, bool>, uint32_t> keys;
-    std::vector<uint32_t> initial(ns);
+    constexpr uint32_t kOwn = UINT32_MAX;
+    // Dense numbering of the refined states (those of rules with rule edges or bytes only
+    // from grammar syntax), kOwn for automaton-rule states.
+    std::vector<uint32_t> local(ns, kOwn);
+    std::vector<uint32_t> refined;
     for (uint32_t q = 0; q < ns; ++q) {
+      if (!g.rule_automaton_key_[g.rule_of(q)].empty()) continue;
+      local[q] = static_cast<uint32_t>(refined.size());
+      refined.push_back(q);
+    }
+    const uint32_t nr = static_cast<uint32_t>(refined.size());
+    std::map<std::tuple<bool, CompiledGrammar::ByteSet, bool>, uint32_t> keys;
+    std::vector<uint32_t> initial(nr);
+    for (uint32_t i = 0; i < nr; ++i) {
+      const uint32_t q = refined[i];
       const uint32_t r = g.rule_of(q);
-      initial[q] = keys.try_emplace({g.is_final(q), g.follow_[r], g.follow_end_[r] != 0}, keys.size())
+      initial[i] = keys.try_emplace({g.is_final(q), g.follow_[r], g.follow_end_[r] != 0}, keys.size())
                        .first->second;
     }
     // Labels: each distinct byte range is one label (edges are kept merged per target, so
@@ -347,20 +366,35 @@ class GrammarCompiler {
     // come out finer, never wrong), then one label per rule.
     std::vector<uint32_t> range_label(256 * 256, UINT32_MAX);
     uint32_t labels = 0;
-    for (const auto& e : g.byte_edges_) {
-      uint32_t& l = range_label[e.lo * 256u + e.hi];
-      if (l == UINT32_MAX) l = labels++;
-    }
     std::vector<LabeledTransition> transitions;
-    transitions.reserve(g.byte_edges_.size() + g.rule_edges_.size());
-    for (uint32_t q = 0; q < ns; ++q) {
-      for (const auto& e : g.byte_edges(q)) transitions.push_back({q, range_label[e.lo * 256u + e.hi], e.target});
-      for (const auto& e : g.rule_edges(q)) transitions.push_back({q, labels + e.rule, e.target});
+    for (uint32_t i = 0; i < nr; ++i) {
+      for (const auto& e : g.byte_edges(refined[i])) {
+        uint32_t& l = range_label[e.lo * 256u + e.hi];
+        if (l == UINT32_MAX) l = labels++;
+      }
     }
-    g.state_class_ = coarsest_partition(ns, initial, std::move(transitions));
+    for (uint32_t i = 0; i < nr; ++i) {
+      const uint32_t q = refined[i];
+      for (const auto& e : g.byte_edges(q)) transitions.push_back({i, range_label[e.lo * 256u + e.hi], local[e.target]});
+      for (const auto& e : g.rule_edges(q)) transitions.push_back({i, labels + e.rule, local[e.target]});
+    }
+    const std::vector<uint32_t> block = coarsest_partition(nr, initial, std::move(transitions));
+    // Classes numbered in order of their first state: refined blocks keep theirs, every
+    // other state opens a class of its own.
+    g.state_class_.assign(ns, 0);
     g.class_state_.clear();
+    std::vector<uint32_t> block_class;
     for (uint32_t q = 0; q < ns; ++q) {
-      if (g.state_class_[q] == g.class_state_.size()) g.class_state_.push_back(q);
+      uint32_t c;
+      if (local[q] == kOwn) {
+        c = static_cast<uint32_t>(g.class_state_.size());
+      } else {
+        const uint32_t b = block[local[q]];
+        if (b == block_class.size()) block_class.push_back(static_cast<uint32_t>(g.class_state_.size()));
+        c = block_class[b];
+      }
+      if (c == g.class_state_.size()) g.class_state_.push_back(q);
+      g.state_class_[q] = c;
     }
   }
 };

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <mutex>
 #include <unordered_map>
@@ -790,7 +791,7 @@ bool TokenMaskCache::compose(uint32_t state, PartialMask& out) {
   bool broad = false;
   for (const auto& e : edges) {
     unsigned first = 0;
-    for (const auto& b : g.byte_edges(g.rule_start(e.rule))) first += b.hi - b.lo + 1u;
+    for (const uint64_t w : g.rule_first(e.rule)) first += static_cast<unsigned>(std::popcount(w));
     broad = broad || first >= 64;
   }
   if (!broad) return false;

@@ -253,8 +253,25 @@ CharDfa CharDfa::literal(std::string_view text) {
   return from_expr(Expr::literal(std::string(text)));
 }
 
-CharDfa CharDfa::length(uint32_t min, uint32_t max) {
-  return from_expr(Expr::repeat(Expr::any_codepoint(), min, max)).minimized();
+CharDfa CharDfa::length(uint32_t min, uint32_t max) { return length(min, max, Expr::any_codepoint().ranges); }
+
+CharDfa CharDfa::length(uint32_t min, uint32_t max, const std::vector<CodepointRange>& any) {
+  // Built directly: a chain of states reading any code point, final from `min` on, ending
+  // at `max` or looping on its last state. Minimal as it stands (no two states accept the
+  // same lengths).
+  if (max != kUnbounded && min > max) return none();
+  const uint32_t last = max == kUnbounded ? min : max;
+  check_limit(static_cast<size_t>(last) + 1);
+  std::vector<State> states(static_cast<size_t>(last) + 1);
+  for (uint32_t i = 0; i <= last; ++i) {
+    states[i].final = i >= min;
+    const uint32_t target = i < last ? i + 1 : (max == kUnbounded ? i : kUnbounded);
+    if (target == kUnbounded) continue;
+    for (const auto& r : any) states[i].edges.push_back({r.lo, r.hi, target});
+  }
+  CharDfa d;
+  d.states_ = std::move(states);
+  return d;
 }
 
 CharDfa CharDfa::from_expr(const Expr& e) {

@@ -46,6 +46,8 @@ class CharDfa {
   static CharDfa literal(std::string_view utf8);
   /// Strings of `min`..`max` code points (max = kUnbounded: no upper bound).
   static CharDfa length(uint32_t min, uint32_t max);
+  /// Strings of `min`..`max` code points, each in `any` (sorted, disjoint ranges).
+  static CharDfa length(uint32_t min, uint32_t max, const std::vector<CodepointRange>& any);
   /// The language of a rule-free expression (as regex_to_expr produces). Throws
   /// std::invalid_argument if it contains rule references.
   static CharDfa from_expr(const Expr& e);

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -116,16 +117,101 @@ class GrammarBuilder {
 
   // One rule per distinct automaton, never inlined: every use shares its states, and so
   // their cached token masks.
-  Expr shared_automaton(const DfaPtr& d, bool json_string) {
+  // With `blocks`, a long length-only string is written in blocks (length_blocks).
+  Expr shared_automaton(const DfaPtr& d, bool json_string, bool blocks = true) {
     const auto key = std::make_pair(d.get(), json_string);
     auto it = dfa_rules_.find(key);
     if (it == dfa_rules_.end()) {
-      it = dfa_rules_
-               .emplace(key, add_rule(json_string ? "string" : "number", automaton_expr(d, json_string), true))
-               .first;
+      Expr body;
+      std::vector<CodepointRange> ranges;
+      const auto bounds = json_string && blocks ? length_bounds(*d, ranges) : std::nullopt;
+      if (bounds && (bounds->second == kUnbounded ? bounds->first : bounds->second) > kLengthBlock) {
+        body = length_blocks(bounds->first, bounds->second, ranges);
+      } else {
+        body = automaton_expr(d, json_string);
+      }
+      it = dfa_rules_.emplace(key, add_rule(json_string ? "string" : "number", std::move(body), true)).first;
       keep_.push_back(d);
     }
     return Expr::rule_ref(it->second);
+  }
+
+  // Strings whose only constraint is a length bound, C{lo,hi} (C: one code point), with a
+  // bound above kLengthBlock: unrolled, maxLength 65535 is a chain of 65,536 code-point
+  // states (several hundred thousand byte states) and every position a state of its own,
+  // with a token mask of its own. Written instead as blocks of exactly kLengthBlock code
+  // points and a short tail: a length m = i·K + t (0 ≤ t < K) is i blocks, then t code
+  // points. The block and tail automata are the same in every schema, so their byte DFAs
+  // and their states' masks are shared process-wide; the rule counting blocks has about
+  // m / K states. Each length has one parse: tails are shorter than a block.
+  static constexpr uint32_t kLengthBlock = 128;
+
+  // (lo, hi) when `d` is exactly C{lo,hi} (hi = kUnbounded for no upper bound): a chain of
+  // states each reading any code point into the next, final from lo on, ending at hi or
+  // looping on its last state. "Any code point" is one fixed set of ranges, `ranges`
+  // (U+0000..U+10FFFF, or without the surrogates).
+  static std::optional<std::pair<uint32_t, uint32_t>> length_bounds(const CharDfa& d,
+                                                                    std::vector<CodepointRange>& ranges) {
+    const auto& st = d.states();
+    uint32_t lo = kUnbounded;
+    uint32_t q = d.start();
+    ranges.clear();
+    for (uint32_t i = 0; i <= st.size(); ++i) {
+      const CharDfa::State& s = st[q];
+      if (s.final && lo == kUnbounded) lo = i;
+      if (!s.final && lo != kUnbounded) return std::nullopt;  // finals not an interval
+      if (s.edges.empty()) {
+        if (!s.final) return std::nullopt;
+        return std::make_pair(lo, i);
+      }
+      const uint32_t t = s.edges[0].target;
+      if (ranges.empty()) {
+        for (const auto& e : s.edges) ranges.push_back({e.lo, e.hi});
+        const bool all = ranges.size() == 1 && ranges[0].lo == 0 && ranges[0].hi == kMaxCodepoint;
+        if (!all && ranges != Expr::any_codepoint().ranges) return std::nullopt;
+      }
+      if (s.edges.size() != ranges.size()) return std::nullopt;
+      for (size_t k = 0; k < ranges.size(); ++k) {
+        if (s.edges[k].lo != ranges[k].lo || s.edges[k].hi != ranges[k].hi || s.edges[k].target != t) return std::nullopt;
+      }
+      if (t == q) {
+        if (!s.final) return std::nullopt;
+        return std::make_pair(lo, kUnbounded);
+      }
+      q = t;
+    }
+    return std::nullopt;  // a cycle longer than one state: not a chain
+  }
+
+  // C{lo,hi} as a JSON string body in blocks (see kLengthBlock).
+  Expr length_blocks(uint32_t lo, uint32_t hi, const std::vector<CodepointRange>& ranges) {
+    constexpr uint32_t K = kLengthBlock;
+    auto piece = [&](uint32_t a, uint32_t b) {
+      auto [it, fresh] = length_pieces_.try_emplace({a, b, ranges.size()});
+      if (fresh) it->second = std::make_shared<const CharDfa>(CharDfa::length(a, b, ranges));
+      return shared_automaton(it->second, true, false);
+    };
+    const Expr block = piece(K, K);
+    const uint32_t i_lo = lo / K;
+    std::vector<Expr> parts{Expr::repeat(block, i_lo, i_lo)};
+    if (hi == kUnbounded) {
+      parts.push_back(piece(lo % K, kUnbounded));
+    } else if (hi / K == i_lo) {
+      parts.push_back(piece(lo % K, hi % K));
+    } else {
+      // i_lo blocks, then either a tail of lo % K .. K - 1, or one more block and any
+      // length up to h = hi - (i_lo + 1)·K: j more blocks and a tail up to r, or fewer
+      // blocks and any tail.
+      const uint32_t h = hi - (i_lo + 1) * K, j = h / K, r = h % K;
+      Expr rest = piece(0, r);
+      if (j > 0) {
+        rest = r == K - 1 ? seq({Expr::repeat(block, 0, j), piece(0, K - 1)})
+                          : Expr::choice({seq({Expr::repeat(block, 0, j - 1), piece(0, K - 1)}),
+                                          seq({Expr::repeat(block, j, j), piece(0, r)})});
+      }
+      parts.push_back(Expr::choice({piece(lo % K, K - 1), seq({block, std::move(rest)})}));
+    }
+    return seq(std::move(parts));
   }
 
   DfaPtr key_dfa(const std::string& name) {
@@ -505,6 +591,7 @@ class GrammarBuilder {
   uint32_t ws_rule_ = UINT32_MAX;
   std::unordered_map<std::string, uint32_t> rules_;
   std::map<std::pair<const CharDfa*, bool>, uint32_t> dfa_rules_;
+  std::map<std::tuple<uint32_t, uint32_t, size_t>, DfaPtr> length_pieces_;  // (lo, hi, ranges)
   std::vector<DfaPtr> keep_;
   std::unordered_map<std::string, DfaPtr> literal_keys_;
   std::unordered_map<std::string, uint32_t> member_rules_;

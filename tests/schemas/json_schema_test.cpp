@@ -70,6 +70,40 @@ TEST(JsonSchema, ManyRequiredPropertiesInAnyOrderAreCounted) {
   EXPECT_FALSE(c.accepts(doc({"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "p10", "x"})));
 }
 
+// Long length bounds are written as blocks of code points and a tail (schema_grammar.cpp):
+// every length on both sides of each block boundary and of the bounds must be decided
+// exactly as the bounds say, with code points written raw, as UTF-8 and as escapes.
+TEST(JsonSchema, LongLengthBoundsAreExact) {
+  struct Case {
+    const char* schema;
+    uint32_t lo, hi;  // hi = UINT32_MAX: unbounded
+  };
+  const Case cases[] = {
+      {R"({"type": "string", "maxLength": 300})", 0, 300},
+      {R"({"type": "string", "minLength": 130, "maxLength": 260})", 130, 260},
+      {R"({"type": "string", "minLength": 200, "maxLength": 250})", 200, 250},
+      {R"({"type": "string", "minLength": 129})", 129, UINT32_MAX},
+      {R"({"type": "string", "minLength": 256, "maxLength": 511})", 256, 511},
+      {R"({"type": "string", "maxLength": 384})", 0, 384},
+  };
+  const std::string units[] = {"a", "\\u00e9", "\xc3\xa9", "\\n", "\\t", "\xf0\x9f\x98\x80"};
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.schema);
+    const Compiled c = compile(k.schema);
+    const uint32_t top = k.hi == UINT32_MAX ? k.lo + 300 : k.hi + 3;
+    for (uint32_t n = 0; n <= top; ++n) {
+      const bool boundary = n % 128 <= 1 || n % 128 == 127 || (n + 1 >= k.lo && n <= k.lo + 1) ||
+                            (k.hi != UINT32_MAX && n + 1 >= k.hi && n <= k.hi + 1);
+      if (!boundary && n % 17 != 0) continue;
+      std::string text = "\"";
+      for (uint32_t i = 0; i < n; ++i) text += units[(i * 7 + n) % std::size(units)];
+      text += "\"";
+      const bool valid = n >= k.lo && n <= k.hi;
+      EXPECT_EQ(c.accepts(text), valid) << n << " code points";
+    }
+  }
+}
+
 TEST(JsonSchema, KeywordsOfOtherDraftsAreNotApplied) {
   // draft-04 has no const, if/then or propertyNames; draft-07 has no prefixItems.
   const Compiled d4 = compile(R"({"$schema":"http://json-schema.org/draft-04/schema#","type":"integer","const":5,
