@@ -68,6 +68,41 @@ struct StateMask {
   size_t memory_bytes() const;
 };
 
+/// Whole token bitmasks of parse configurations, shared by every GrammarMatcher of one
+/// TokenMaskCache (see matcher.h): a configuration is described by interned context ids,
+/// and a configuration one sequence met is a copy for every other sequence of the same
+/// grammar (each instance of a batch, each request of a server). Thread-safe. Bounded: past
+/// 64 MiB of masks they start over; past 2^20 contexts everything starts over under a new
+/// generation, and ids of an older generation are refused.
+class ConfigurationCache {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  /// Current generation: ids handed out are valid only with it.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  /// The id of context description `desc`; kNone when `generation` is stale or the table
+  /// is full (the next call starts a new generation).
+  uint32_t intern(std::vector<uint32_t> desc, uint64_t generation);
+  /// The mask of configuration `key` (words: uint32_t[bitmask_words]), or null.
+  std::shared_ptr<const std::vector<uint32_t>> find(const std::vector<uint32_t>& key, uint64_t generation) const;
+  void insert(const std::vector<uint32_t>& key, std::vector<uint32_t> mask, uint64_t generation);
+
+ private:
+  static constexpr size_t kMaxMaskBytes = 64u << 20;
+  static constexpr size_t kMaxContexts = 1u << 20;
+  struct Hash {
+    size_t operator()(const std::vector<uint32_t>& v) const {
+      uint64_t h = 1469598103934665603ull;
+      for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
+      return static_cast<size_t>(h ^ (h >> 29));
+    }
+  };
+  mutable std::mutex mutex_;
+  std::atomic<uint64_t> generation_{0};
+  std::unordered_map<std::vector<uint32_t>, uint32_t, Hash> contexts_;
+  std::unordered_map<std::vector<uint32_t>, std::shared_ptr<const std::vector<uint32_t>>, Hash> masks_;
+  size_t mask_bytes_ = 0;
+};
+
 /// The per-state masks of one (grammar, vocabulary) pair, filled lazily on first use or
 /// eagerly with precompute(). Thread-safe: any number of matchers on any threads share one
 /// cache, and no state is ever computed twice.
@@ -107,6 +142,8 @@ class TokenMaskCache {
   std::shared_ptr<const CompiledGrammar> shared_grammar() const { return grammar_; }
   std::shared_ptr<const Vocabulary> shared_vocabulary() const { return vocabulary_; }
   const ParserLimits& limits() const { return limits_; }
+  /// Whole masks of configurations, shared by the matchers of this cache.
+  ConfigurationCache& configurations() const { return configurations_; }
 
  private:
   StateMask compute(uint32_t state);
@@ -120,6 +157,7 @@ class TokenMaskCache {
   std::shared_ptr<const CompiledGrammar> grammar_;
   std::shared_ptr<const Vocabulary> vocabulary_;
   ParserLimits limits_;
+  mutable ConfigurationCache configurations_;
   std::vector<std::atomic<const StateMask*>> masks_;
   mutable std::mutex mutex_;
   std::condition_variable done_;

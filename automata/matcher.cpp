@@ -11,9 +11,6 @@
 namespace lockstep {
 
 namespace {
-// Configuration-cache budget per matcher; past it the cache starts over.
-constexpr size_t kMaxMaskCacheBytes = 32u << 20;
-constexpr size_t kMaxContexts = 1u << 20;
 // Contexts deeper than this are not described (no configuration caching for them).
 constexpr int kMaxContextDepth = 64;
 }  // namespace
@@ -113,8 +110,8 @@ uint32_t GrammarMatcher::context_id(uint32_t rule, uint32_t origin, int depth) {
     desc.push_back(s);
     desc.push_back(p);
   }
-  if (contexts_.size() >= kMaxContexts) return kNoContext;
-  const uint32_t id = contexts_.try_emplace(std::move(desc), static_cast<uint32_t>(contexts_.size())).first->second;
+  const uint32_t id = cache_->configurations().intern(std::move(desc), memo_generation_);
+  if (id == ConfigurationCache::kNone) return kNoContext;
   for (auto& [r, v] : context_memo_[origin]) {
     if (r == rule) v = id;
   }
@@ -183,11 +180,16 @@ void GrammarMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
       kernel_.push_back(it);
     }
   }
+  ConfigurationCache& configurations = cache_->configurations();
+  if (const uint64_t generation = configurations.generation(); generation != memo_generation_) {
+    context_memo_.clear();
+    memo_generation_ = generation;
+  }
   const bool cacheable = use_configurations_ && signature(kernel_, key_);
   if (cacheable) {
-    if (auto hit = masks_.find(key_); hit != masks_.end()) {
+    if (auto hit = configurations.find(key_, memo_generation_)) {
       ++counters_.configuration_hits;
-      std::copy(hit->second.begin(), hit->second.end(), mask.begin());
+      std::copy(hit->begin(), hit->end(), mask.begin());
       return;
     }
   }
@@ -195,14 +197,7 @@ void GrammarMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
   if (parser_.accepting()) {
     for (int32_t id : vocab.eog_ids()) mask[id >> 5] |= 1u << (id & 31);
   }
-  if (cacheable) {
-    if (mask_bytes_ + n_words * 4 > kMaxMaskCacheBytes) {
-      masks_.clear();
-      mask_bytes_ = 0;
-    }
-    masks_.emplace(key_, std::vector<uint32_t>(mask.begin(), mask.end()));
-    mask_bytes_ += n_words * 4 + key_.size() * 4;
-  }
+  if (cacheable) configurations.insert(key_, std::vector<uint32_t>(mask.begin(), mask.end()), memo_generation_);
 }
 
 std::string GrammarMatcher::jump_forward_bytes(size_t max_bytes) {

@@ -15,8 +15,9 @@
 // the current position) each contribute their state's cached accepted set; tokens that
 // would complete a rule in mid-token are resolved by probing the real parse state with
 // their distinct suffixes (TokenMaskCache). Whole masks are also cached per parse
-// configuration (the kernel states and, recursively, what waits on them), so a
-// configuration seen before costs a copy.
+// configuration (the kernel states and, recursively, what waits on them), shared by every
+// matcher of one TokenMaskCache, so a configuration seen before, by this sequence or
+// another, costs a copy.
 //
 // Thread-safety: CompiledGrammar, Vocabulary and TokenMaskCache may be shared by any number
 // of matchers on any threads; a matcher itself is not thread-safe.
@@ -78,8 +79,7 @@ class GrammarMatcher {
 
   /// Back to the empty output.
   void reset();
-  /// An independent copy (same grammar, vocabulary and shared cache) in the same state.
-  /// The copy starts with an empty configuration cache.
+  /// An independent copy (same grammar, vocabulary and shared caches) in the same state.
   GrammarMatcher fork() const;
 
   const Vocabulary& vocabulary() const { return cache_->vocabulary(); }
@@ -112,9 +112,7 @@ class GrammarMatcher {
   bool use_configurations_ = true;
 
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> context_memo_;  // per set: (rule, id)
-  std::map<std::vector<uint32_t>, uint32_t> contexts_;
-  std::map<std::vector<uint32_t>, std::vector<uint32_t>> masks_;  // configuration → bitmask
-  size_t mask_bytes_ = 0;
+  uint64_t memo_generation_ = 0;  // the ConfigurationCache generation of context_memo_'s ids
   std::vector<EarleyParser::Item> kernel_;
   std::vector<uint32_t> key_;
   std::vector<char> probe_result_;
