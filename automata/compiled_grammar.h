@@ -46,6 +46,8 @@ class CompiledGrammar {
   /// Compiles `grammar` (validated first). Throws GrammarError.
   static std::shared_ptr<const CompiledGrammar> compile(const Grammar& grammar,
                                                         const CompileLimits& limits = {});
+  /// The same, keeping `grammar` (grammar() returns it) without a copy.
+  static std::shared_ptr<const CompiledGrammar> compile(Grammar&& grammar, const CompileLimits& limits = {});
 
   uint32_t num_states() const { return static_cast<uint32_t>(state_rule_.size()); }
   uint32_t num_rules() const { return static_cast<uint32_t>(rule_start_.size()); }

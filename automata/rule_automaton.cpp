@@ -670,28 +670,42 @@ RuleDfa minimize(const RuleDfa& dfa) {
   return out;
 }
 
-RuleDfa trim(const RuleDfa& dfa, const std::vector<char>& productive) {
+void trim(RuleDfa& dfa, const std::vector<char>& productive) {
   const uint32_t n = dfa.size();
-  // Reverse reachability from final states.
-  std::vector<std::vector<uint32_t>> preds(n);
-  for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t k = dfa.byte_begin[s]; k < dfa.byte_begin[s + 1]; ++k) preds[dfa.bytes[k].target].push_back(s);
-    for (uint32_t k = dfa.rule_begin[s]; k < dfa.rule_begin[s + 1]; ++k) {
-      if (productive[dfa.rules[k].rule]) preds[dfa.rules[k].target].push_back(s);
+  // Reverse reachability from final states, over predecessor lists in one array.
+  std::vector<uint32_t> pred_begin(n + 1, 0);
+  bool unproductive_calls = false;
+  for (const auto& e : dfa.bytes) ++pred_begin[e.target + 1];
+  for (const auto& e : dfa.rules) {
+    if (productive[e.rule]) ++pred_begin[e.target + 1];
+    else unproductive_calls = true;
+  }
+  for (uint32_t s = 0; s < n; ++s) pred_begin[s + 1] += pred_begin[s];
+  std::vector<uint32_t> preds(pred_begin[n]);
+  {
+    std::vector<uint32_t> fill(pred_begin.begin(), pred_begin.end() - 1);
+    for (uint32_t s = 0; s < n; ++s) {
+      for (uint32_t k = dfa.byte_begin[s]; k < dfa.byte_begin[s + 1]; ++k) preds[fill[dfa.bytes[k].target]++] = s;
+      for (uint32_t k = dfa.rule_begin[s]; k < dfa.rule_begin[s + 1]; ++k) {
+        if (productive[dfa.rules[k].rule]) preds[fill[dfa.rules[k].target]++] = s;
+      }
     }
   }
   std::vector<char> live(n, 0);
   std::vector<uint32_t> stack;
+  uint32_t n_live = 0;
   for (uint32_t s = 0; s < n; ++s) {
-    if (dfa.final[s]) live[s] = 1, stack.push_back(s);
+    if (dfa.final[s]) live[s] = 1, stack.push_back(s), ++n_live;
   }
   while (!stack.empty()) {
     const uint32_t s = stack.back();
     stack.pop_back();
-    for (uint32_t p : preds[s]) {
-      if (!live[p]) live[p] = 1, stack.push_back(p);
+    for (uint32_t k = pred_begin[s]; k < pred_begin[s + 1]; ++k) {
+      const uint32_t p = preds[k];
+      if (!live[p]) live[p] = 1, stack.push_back(p), ++n_live;
     }
   }
+  if (n_live == n && !unproductive_calls) return;  // nothing to remove
   std::vector<uint32_t> id(n, UINT32_MAX);
   uint32_t next = 0;
   id[0] = next++;
@@ -712,7 +726,7 @@ RuleDfa trim(const RuleDfa& dfa, const std::vector<char>& productive) {
     }
     out.close_state();
   }
-  return out;
+  dfa = std::move(out);
 }
 
 }  // namespace lockstep

@@ -48,6 +48,6 @@ RuleDfa minimize(const RuleDfa& dfa);
 
 /// Removes states from which no final state is reachable (through bytes, or through rules
 /// with productive[rule]), and the edges into them. The start state always stays.
-RuleDfa trim(const RuleDfa& dfa, const std::vector<char>& productive);
+void trim(RuleDfa& dfa, const std::vector<char>& productive);
 
 }  // namespace lockstep

@@ -126,9 +126,9 @@ Result run_file(const fs::path& path, const Tokenizer& tok, const JsonSchemaOpti
   const auto t0 = Clock::now();
   std::shared_ptr<TokenMaskCache> cache;
   try {
-    const CompiledSchema cs = compile_json_schema(file.at("schema"), options);
+    CompiledSchema cs = compile_json_schema(file.at("schema"), options);
     const auto t1 = Clock::now();
-    cache = std::make_shared<TokenMaskCache>(CompiledGrammar::compile(cs.grammar), tok.shared_vocabulary());
+    cache = std::make_shared<TokenMaskCache>(CompiledGrammar::compile(std::move(cs.grammar)), tok.shared_vocabulary());
     r.schema_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
     r.grammar_us = std::chrono::duration<double, std::micro>(Clock::now() - t1).count();
   } catch (const std::exception& e) {

@@ -45,7 +45,10 @@ bool same_language(const RuleDfa& a, const RuleDfa& b, std::string& witness) {
 
 // A state from which nothing is accepted (the NFA path's dead ends) must be treated as
 // rejection: `same_language` walks into UINT32_MAX only when both miss, so trim first.
-RuleDfa live(const RuleDfa& d) { return trim(d, {}); }
+RuleDfa live(RuleDfa d) {
+  trim(d, {});
+  return d;
+}
 
 void expect_equivalent(const CharDfa& dfa, bool json, const std::string& what) {
   auto shared = std::make_shared<const CharDfa>(dfa.minimized());
