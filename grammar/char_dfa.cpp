@@ -249,8 +249,33 @@ CharDfa CharDfa::all() {
   return d;
 }
 
-CharDfa CharDfa::literal(std::string_view text) {
-  return from_expr(Expr::literal(std::string(text)));
+CharDfa CharDfa::literal(std::string_view text) { return literals({std::string(text)}); }
+
+CharDfa CharDfa::literals(const std::vector<std::string>& texts) {
+  // A trie of the code points (a DFA as it stands), then minimized: shared suffixes merge.
+  std::vector<State> states(1);
+  for (const std::string& text : texts) {
+    uint32_t q = 0;
+    for (size_t i = 0; i < text.size();) {
+      const uint32_t cp = utf8::decode(text, i);
+      if (cp == utf8::kInvalid) throw std::invalid_argument("literal is not valid UTF-8");
+      auto& edges = states[q].edges;
+      auto it = std::lower_bound(edges.begin(), edges.end(), cp, [](const Edge& e, uint32_t c) { return e.lo < c; });
+      if (it != edges.end() && it->lo == cp) {
+        q = it->target;
+        continue;
+      }
+      const uint32_t t = static_cast<uint32_t>(states.size());
+      edges.insert(it, Edge{cp, cp, t});
+      states.emplace_back();
+      check_limit(states.size());
+      q = t;
+    }
+    states[q].final = true;
+  }
+  CharDfa d;
+  d.states_ = std::move(states);
+  return d.minimized();
 }
 
 CharDfa CharDfa::length(uint32_t min, uint32_t max) { return length(min, max, Expr::any_codepoint().ranges); }

@@ -44,6 +44,9 @@ class CharDfa {
   static CharDfa all();
   /// Exactly `utf8`.
   static CharDfa literal(std::string_view utf8);
+  /// Exactly the strings of `utf8` (a minimized trie). Throws std::invalid_argument for
+  /// text that is not UTF-8.
+  static CharDfa literals(const std::vector<std::string>& utf8);
   /// Strings of `min`..`max` code points (max = kUnbounded: no upper bound).
   static CharDfa length(uint32_t min, uint32_t max);
   /// Strings of `min`..`max` code points, each in `any` (sorted, disjoint ranges).

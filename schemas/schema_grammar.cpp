@@ -395,10 +395,8 @@ class GrammarBuilder {
     for (const auto& k : r.rules) add_name(k.literal);
     for (const auto& o : r.must) add_name(o.literal);
     DfaPtr named = no_strings();
-    for (const auto& n : names) {
-      const auto d = key_dfa(n);
-      named = named == no_strings() ? d : std::make_shared<CharDfa>(CharDfa::unite(*named, *d));
-    }
+    if (names.size() == 1) named = key_dfa(names[0]);
+    if (names.size() > 1) named = std::make_shared<CharDfa>(CharDfa::literals(names));
     // Key languages that split the other keys into regions.
     std::vector<DfaPtr> splitters;
     for (const auto& k : r.rules) {
