@@ -4,7 +4,6 @@
 // and rule symbols (rule_automaton.h); dead states are trimmed; nullable rules and FOLLOW
 // sets are computed; all states are numbered globally.
 #include <algorithm>
-#include <chrono>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -103,13 +102,9 @@ class AutomatonRuleCache {
 class GrammarCompiler {
  public:
   static std::shared_ptr<const CompiledGrammar> run(Grammar&& grammar, const CompileLimits& limits) {
-    auto T0 = std::chrono::steady_clock::now();
-    auto lap = [&](const char* what) { if (getenv("HACK")) { auto t = std::chrono::steady_clock::now(); fprintf(stderr, "PHASE %s %.1f\n", what, std::chrono::duration<double, std::micro>(t - T0).count()); T0 = t; } };
     validate(grammar);
-    lap("validate");
     const size_t num_rules = grammar.rules.size();
     const Grammar inlined = limits.inline_rules ? inline_rules(grammar) : grammar;
-    lap("inline");
     std::vector<RuleDfa> dfas(num_rules);
     std::vector<char> compiled(num_rules, 0);
     std::vector<std::vector<uint32_t>> keys(num_rules);
@@ -148,12 +143,10 @@ class GrammarCompiler {
         dfas[r].close_state();
       }
     }
-    lap("dfas");
     const std::vector<char> productive = rules_reaching_final(dfas, true);
     for (auto& d : dfas) trim(d, productive);
     const std::vector<char> nullable = rules_reaching_final(dfas, false);
 
-    lap("trim");
     auto out = std::make_shared<CompiledGrammar>();
     out->rule_automaton_key_ = std::move(keys);
     out->root_ = grammar.root;
@@ -184,12 +177,9 @@ class GrammarCompiler {
         out->rule_begin_.push_back(static_cast<uint32_t>(out->rule_edges_.size()));
       }
     }
-    lap("number");
     compute_follow(*out);
-    lap("follow");
     compute_components(*out);
     compute_mask_classes(*out);
-    lap("classes");
     out->grammar_ = std::move(grammar);
     return out;
   }
