@@ -585,26 +585,71 @@ const std::string& TokenMaskCache::signature(uint32_t q) const {
   return sig;
 }
 
+const TokenMaskCache::ByteClasses& TokenMaskCache::byte_classes(uint32_t rule) const {
+  std::lock_guard lock(byte_classes_mutex_);
+  auto& slot = byte_classes_[rule];
+  if (!slot) {
+    // Bytes b and b + 1 share a class unless some edge of the rule starts at b + 1 or ends
+    // at b: then every edge reads whole classes.
+    const CompiledGrammar& g = *grammar_;
+    const uint32_t begin = g.rule_start(rule);
+    const uint32_t end = rule + 1 < g.num_rules() ? g.rule_start(rule + 1) : g.num_states();
+    std::array<bool, 257> cut{};
+    for (uint32_t q = begin; q < end; ++q) {
+      for (const auto& e : g.byte_edges(q)) cut[e.lo] = cut[e.hi + 1u] = true;
+    }
+    auto c = std::make_unique<ByteClasses>();
+    uint32_t n = 0;
+    for (unsigned b = 0; b < 256; ++b) {
+      if (b > 0 && cut[b]) ++n;
+      c->of[b] = static_cast<uint8_t>(n);
+    }
+    c->count = n + 1;
+    slot = std::move(c);
+  }
+  return *slot;
+}
+
 void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
   const CompiledGrammar& g = *grammar_;
   const Vocabulary& vocab = *vocabulary_;
   const uint32_t rule = g.rule_of(state);
   const uint32_t base = g.rule_start(rule);
   constexpr uint32_t kNone = UINT32_MAX;
-  std::vector<uint32_t> table_of;  // local state → index of its table, or kNone
-  std::vector<uint32_t> tables;    // 256 targets (global state ids) per table
-  auto table = [&](uint32_t q) -> const uint32_t* {
-    const uint32_t local = q - base;
-    if (local >= table_of.size()) table_of.resize(local + 1, kNone);
-    if (table_of[local] == kNone) {
-      table_of[local] = static_cast<uint32_t>(tables.size() / 256);
-      tables.resize(tables.size() + 256, kNone);
-      uint32_t* t = tables.data() + tables.size() - 256;
-      for (const auto& e : g.byte_edges(q)) {
-        for (unsigned b = e.lo; b <= e.hi; ++b) t[b] = e.target;
+  // Dense tables over the rule's byte classes, built on first visit: entry = target |
+  // kFinalBit when the target is final, kNone without a transition. Classes keep a state's
+  // table a few dozen entries (a JSON string automaton tells apart ~30 kinds of bytes), so
+  // the tables of a whole walk stay in cache. Rows are cut from chunks that never move, so
+  // each depth of the walk holds its state's row.
+  constexpr uint32_t kFinalBit = 0x80000000u;
+  const ByteClasses& classes = byte_classes(rule);
+  const uint32_t n_classes = classes.count;
+  const uint32_t rule_end = rule + 1 < g.num_rules() ? g.rule_start(rule + 1) : g.num_states();
+  std::vector<const uint32_t*> table_of(rule_end - base, nullptr);
+  constexpr size_t kChunk = 16384;  // entries; >= 256, so a row always fits in a fresh chunk
+  std::vector<std::unique_ptr<uint32_t[]>> chunks;
+  size_t chunk_used = kChunk;
+  auto build_table = [&](uint32_t q) -> const uint32_t* {
+    const uint32_t*& slot = table_of[q - base];
+    {
+      if (chunk_used + n_classes > kChunk) {
+        chunks.push_back(std::make_unique_for_overwrite<uint32_t[]>(kChunk));
+        chunk_used = 0;
       }
+      uint32_t* row = chunks.back().get() + chunk_used;
+      chunk_used += n_classes;
+      std::fill_n(row, n_classes, kNone);
+      for (const auto& e : g.byte_edges(q)) {
+        const uint32_t entry = e.target | (g.is_final(e.target) ? kFinalBit : 0u);
+        for (unsigned c = classes.of[e.lo]; c <= classes.of[e.hi]; ++c) row[c] = entry;
+      }
+      slot = row;
     }
-    return tables.data() + table_of[local] * 256;
+    return slot;
+  };
+  auto table = [&](uint32_t q) -> const uint32_t* {
+    const uint32_t* t = table_of[q - base];
+    return t ? t : build_table(q);
   };
   const size_t max_depth = vocab.max_token_bytes() + 1;
   std::vector<uint32_t> states(max_depth + 1), boundaries(max_depth + 1, 0);
@@ -612,6 +657,7 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
   const auto common = vocab.sorted_common_prefix();
   struct {
     std::vector<int32_t> accepted;
+    std::vector<int32_t> others;  // the segment's tokens not accepted
     std::vector<std::pair<int32_t, uint32_t>> uncertain;
   } seg;  // the segment being walked
   auto classify_failed = [&](int32_t id, std::string_view bytes, size_t failed_at) {
@@ -633,8 +679,12 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
       const std::string_view bytes = vocab.sorted_bytes(i);
       if (dead != 0 && common[i] >= dead) {
         if (!dead_uncertain) {
-          i = vocab.sorted_prefix_end(i, dead) - 1;
+          const size_t end = vocab.sorted_prefix_end(i, dead);
+          seg.others.insert(seg.others.end(), sorted.begin() + static_cast<ptrdiff_t>(i),
+                            sorted.begin() + static_cast<ptrdiff_t>(end));
+          i = end - 1;
         } else {
+          seg.others.push_back(id);
           classify_failed(id, bytes, dead - 1);
         }
         continue;
@@ -642,21 +692,23 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
       dead = 0;
       depth = std::min<size_t>(depth, i == lo ? 0 : common[i]);
       while (depth < bytes.size()) {
-        const uint32_t next = table(states[depth])[static_cast<uint8_t>(bytes[depth])];
-        if (next == kNone) break;
-        states[depth + 1] = next;
-        boundaries[depth + 1] = boundaries[depth] + (g.is_final(next) ? 1 : 0);
+        const uint32_t* t = table_of[states[depth] - base];
+        if (!t) [[unlikely]] t = build_table(states[depth]);
+        const uint32_t entry = t[classes.of[static_cast<uint8_t>(bytes[depth])]];
+        if (entry == kNone) break;
+        states[depth + 1] = entry & ~kFinalBit;
+        boundaries[depth + 1] = boundaries[depth] + (entry >> 31);
         ++depth;
       }
       if (depth == bytes.size()) {
         seg.accepted.push_back(id);
       } else {
+        seg.others.push_back(id);
         dead = depth + 1;
         dead_uncertain = classify_failed(id, bytes, depth);
       }
     }
   };
-  std::vector<uint32_t> marks;  // scratch for new segments (sized on first use), kept all zero
   struct Part {
     size_t lo, hi;
     std::shared_ptr<const Segment> segment;
@@ -664,12 +716,12 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
   std::vector<Part> parts;
   size_t complement_tokens = 0;
   states[0] = state;
-  std::array<uint32_t, 256> first;  // a copy: table() may move its storage
-  std::copy_n(table(state), 256, first.begin());
+  const uint32_t* first = table(state);
   for (size_t lo = 0; lo < sorted.size();) {
     const std::string_view bytes = vocab.sorted_bytes(lo);
     const size_t hi = bytes.empty() ? lo + 1 : vocab.sorted_prefix_end(lo, 1);
-    const uint32_t s1 = bytes.empty() ? kNone : first[static_cast<uint8_t>(bytes[0])];
+    const uint32_t e1 = bytes.empty() ? kNone : first[classes.of[static_cast<uint8_t>(bytes[0])]];
+    const uint32_t s1 = e1 == kNone ? kNone : e1 & ~kFinalBit;
     if (s1 == kNone) {  // every token of the segment fails at its first byte: rejected
       lo = hi;
       continue;
@@ -688,17 +740,13 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
     }
     if (!hit) {
       seg.accepted.clear();
+      seg.others.clear();
       seg.uncertain.clear();
       walk_segment(lo, hi);
       auto made = std::make_shared<Segment>();
       if (seg.accepted.size() * 2 > hi - lo) {  // mostly accepted: keep the others
         made->complement = true;
-        marks.resize(vocab.bitmask_words(), 0);
-        for (const int32_t id : seg.accepted) marks[id >> 5] |= 1u << (id & 31);
-        for (size_t i = lo; i < hi; ++i) {
-          if (!((marks[sorted[i] >> 5] >> (sorted[i] & 31)) & 1)) made->ids.push_back(sorted[i]);
-        }
-        for (const int32_t id : seg.accepted) marks[id >> 5] = 0;
+        made->ids = seg.others;
       } else {
         made->ids = seg.accepted;
       }
@@ -904,13 +952,40 @@ StateMask TokenMaskCache::compute(uint32_t state) {
                                  [&](const auto& u) { return (part.accepted[u.first >> 5] >> (u.first & 31)) & 1; }),
                   uncertain.end());
   auto suffix = [&](const std::pair<int32_t, uint32_t>& u) { return vocab.token_bytes(u.first).substr(u.second); };
-  std::sort(uncertain.begin(), uncertain.end(), [&](const auto& a, const auto& b) {
-    const int c = suffix(a).compare(suffix(b));
-    return c != 0 ? c < 0 : a.first < b.first;
-  });
-  uncertain.erase(std::unique(uncertain.begin(), uncertain.end(),
-                              [&](const auto& a, const auto& b) { return a.first == b.first && suffix(a) == suffix(b); }),
-                  uncertain.end());
+  {
+    // Sorted by suffix, then token: compared on their first 8 bytes packed into one
+    // integer (suffixes are mostly that short), the rest only on a tie.
+    struct Key {
+      uint64_t head;
+      uint32_t len;
+      int32_t id;
+      uint32_t offset;
+    };
+    std::vector<Key> keys;
+    keys.reserve(uncertain.size());
+    for (const auto& u : uncertain) {
+      const std::string_view sfx = suffix(u);
+      uint64_t head = 0;
+      for (size_t k = 0; k < 8; ++k) head = head << 8 | (k < sfx.size() ? static_cast<uint8_t>(sfx[k]) : 0u);
+      keys.push_back({head, static_cast<uint32_t>(sfx.size()), u.first, u.second});
+    }
+    auto rest = [&](const Key& k) { return vocab.token_bytes(k.id).substr(k.offset + 8); };
+    std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) {
+      if (a.head != b.head) return a.head < b.head;
+      if (a.len > 8 && b.len > 8) {
+        if (const int c = rest(a).compare(rest(b)); c != 0) return c < 0;
+      } else if (a.len != b.len) {
+        return a.len < b.len;  // equal first bytes: the shorter is a prefix of the longer
+      }
+      return a.id < b.id;
+    });
+    uncertain.clear();
+    for (const Key& k : keys) {
+      // The same token with the same suffix (an offset found twice) once.
+      if (!uncertain.empty() && uncertain.back().first == k.id && uncertain.back().second == k.offset) continue;
+      uncertain.emplace_back(k.id, k.offset);
+    }
+  }
   out.uncertain_tokens = uncertain.size();
   std::vector<int32_t> uncertain_ids;
   for (const auto& u : uncertain) uncertain_ids.push_back(u.first);

@@ -12,6 +12,7 @@
 // sorted id list, the complement's id list, or a bitset.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -177,6 +178,14 @@ class TokenMaskCache {
   const std::string& signature(uint32_t state) const;
   mutable std::mutex signatures_mutex_;
   mutable std::unordered_map<uint32_t, std::string> signatures_;
+  // Byte classes of an automaton-only rule: bytes no edge of the rule tells apart.
+  struct ByteClasses {
+    std::array<uint8_t, 256> of{};
+    uint32_t count = 0;
+  };
+  const ByteClasses& byte_classes(uint32_t rule) const;
+  mutable std::mutex byte_classes_mutex_;
+  mutable std::unordered_map<uint32_t, std::unique_ptr<const ByteClasses>> byte_classes_;
   // Bits of every text token (not control, not empty), built once.
   std::vector<uint32_t> all_text_bits() const;
   mutable std::once_flag all_text_once_;
