@@ -201,8 +201,21 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) 
   const uint32_t r = g.rule_of(state);
   const auto& automaton = g.rule_automaton_key(r);
   if (automaton.empty()) {
+    // A state of a grammar rule: shared by the canonical signature of everything its walk
+    // can reach (the member rules of JSON Schemas recur across schemas by the thousand).
+    std::string key = network_signature(state);
+    if (key.empty()) {
+      ++computations_;
+      return std::make_shared<const StateMask>(compute(state));
+    }
+    if (auto hit = SharedStateMasks::instance().find(key)) {
+      ++shared_hits_;
+      return hit;
+    }
     ++computations_;
-    return std::make_shared<const StateMask>(compute(state));
+    auto mask = std::make_shared<const StateMask>(compute(state));
+    SharedStateMasks::instance().insert(std::move(key), mask);
+    return mask;
   }
   std::string key;
   auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
@@ -230,6 +243,70 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) 
   auto mask = std::make_shared<const StateMask>(compute(state));
   SharedStateMasks::instance().insert(std::move(key), mask);
   return mask;
+}
+
+// The recursive transition network a walk from `q` (a grammar rule's state) can reach: the
+// states of q's rule reachable from q and, through rule edges, the whole automata of the
+// rules called, numbered breadth-first (byte edges in order, then rule edges as (callee
+// start, return state)), each with its finality and whether it belongs to q's rule (where
+// completing means completing the walk's rule, not returning from a call). The token
+// classification of q is a function of this structure, FOLLOW of q's rule, whether the
+// output may end after it, the vocabulary and the parser limits; all of them hashed to 128
+// bits make the key. Empty when more than kMaxNetworkStates states are reachable.
+std::string TokenMaskCache::network_signature(uint32_t q) const {
+  static constexpr size_t kMaxNetworkStates = 1024;
+  const CompiledGrammar& g = *grammar_;
+  std::lock_guard lock(network_mutex_);
+  if (network_index_.size() != g.num_states()) network_index_.assign(g.num_states(), 0);
+  ++network_stamp_;
+  const uint64_t stamp = network_stamp_ << 32;
+  std::vector<uint32_t>& order = network_order_;
+  order.assign(1, q);
+  network_index_[q] = stamp | 0;
+  auto index = [&](uint32_t s) -> uint32_t {
+    uint64_t& slot = network_index_[s];
+    if ((slot & ~uint64_t{0xFFFFFFFF}) != stamp) {
+      slot = stamp | order.size();
+      order.push_back(s);
+    }
+    return static_cast<uint32_t>(slot);
+  };
+  uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
+  auto mix = [&](uint64_t v) {
+    h1 = (h1 ^ v) * 1099511628211ull;
+    h2 = (h2 + v + 1) * 0xbf58476d1ce4e5b9ull;
+    h2 ^= h2 >> 31;
+  };
+  const uint32_t rule = g.rule_of(q);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order.size() > kMaxNetworkStates) return {};
+    const uint32_t s = order[i];
+    mix((g.is_final(s) ? 1u : 0u) | (g.rule_of(s) == rule ? 2u : 0u) | 0xA0u);
+    for (const auto& e : g.byte_edges(s)) {
+      mix(static_cast<uint64_t>(e.lo) << 8 | e.hi);
+      mix(index(e.target));
+    }
+    mix(0xB0);
+    for (const auto& e : g.rule_edges(s)) {
+      mix(index(g.rule_start(e.rule)));
+      mix(index(e.target));
+    }
+    mix(0xC0);
+  }
+  std::string key = "R";
+  key.append(reinterpret_cast<const char*>(&h1), sizeof h1);
+  key.append(reinterpret_cast<const char*>(&h2), sizeof h2);
+  for (unsigned b = 0; b < 256; b += 8) {
+    uint8_t bits = 0;
+    for (unsigned k = 0; k < 8; ++k) bits |= static_cast<uint8_t>(g.can_follow(rule, static_cast<uint8_t>(b + k)) << k);
+    key.push_back(static_cast<char>(bits));
+  }
+  key.push_back(g.can_end_after(rule) ? '1' : '0');
+  const uint64_t vocab = vocabulary_->id();
+  key.append(reinterpret_cast<const char*>(&vocab), sizeof vocab);
+  key.append(reinterpret_cast<const char*>(&limits_.max_items_per_set), sizeof limits_.max_items_per_set);
+  key.append(reinterpret_cast<const char*>(&limits_.max_total_items), sizeof limits_.max_total_items);
+  return key;
 }
 
 void TokenMaskCache::start_background_precompute() {

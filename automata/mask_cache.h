@@ -178,6 +178,13 @@ class TokenMaskCache {
   const std::string& signature(uint32_t state) const;
   mutable std::mutex signatures_mutex_;
   mutable std::unordered_map<uint32_t, std::string> signatures_;
+  // Canonical signature of what a walk from a grammar rule's state can reach (see the .cpp),
+  // or empty; scratch reused across calls.
+  std::string network_signature(uint32_t state) const;
+  mutable std::mutex network_mutex_;
+  mutable std::vector<uint64_t> network_index_;  // per state: stamp << 32 | index
+  mutable std::vector<uint32_t> network_order_;
+  mutable uint64_t network_stamp_ = 0;
   // Byte classes of an automaton-only rule: bytes no edge of the rule tells apart.
   struct ByteClasses {
     std::array<uint8_t, 256> of{};
