@@ -621,13 +621,20 @@ class SharedSegments {
 // names it up to isomorphism — hashed to 128 bits, with the rule's FOLLOW set. Empty when
 // more than kMaxSignatureStates states are reachable.
 const std::string& TokenMaskCache::signature(uint32_t q) const {
-  static constexpr size_t kMaxSignatureStates = 512;
+  // Up to a bounded string of ~128 code points (a JSON string automaton spends ~14 states on
+  // a code point): their positions then share masks across every length bound.
+  static constexpr size_t kMaxSignatureStates = 2048;
   std::lock_guard lock(signatures_mutex_);
   auto [it, fresh] = signatures_.try_emplace(q);
   if (!fresh) return it->second;
   const CompiledGrammar& g = *grammar_;
-  std::unordered_map<uint32_t, uint32_t> index{{q, 0}};
-  std::vector<uint32_t> order{q};
+  // Breadth-first numbering, the index of a state kept in a per-state array marked with
+  // this call's stamp (no clearing between calls).
+  if (signature_index_.size() != g.num_states()) signature_index_.assign(g.num_states(), 0);
+  const uint64_t stamp = ++signature_stamp_ << 32;
+  std::vector<uint32_t>& order = signature_order_;
+  order.assign(1, q);
+  signature_index_[q] = stamp;
   uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
   auto mix = [&](uint32_t v) {
     h1 = (h1 ^ v) * 1099511628211ull;
@@ -638,13 +645,14 @@ const std::string& TokenMaskCache::signature(uint32_t q) const {
     const uint32_t s = order[i];
     mix(g.is_final(s) ? 0xF1 : 0xF0);
     for (const auto& e : g.byte_edges(s)) {
-      auto [t, added] = index.try_emplace(e.target, static_cast<uint32_t>(order.size()));
-      if (added) {
+      uint64_t& slot = signature_index_[e.target];
+      if ((slot & ~uint64_t{0xFFFFFFFF}) != stamp) {
         if (order.size() >= kMaxSignatureStates) return it->second;  // too big: no signature
+        slot = stamp | order.size();
         order.push_back(e.target);
       }
       mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
-      mix(t->second);
+      mix(static_cast<uint32_t>(slot));
     }
     mix(0xEE);
   }

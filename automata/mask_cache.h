@@ -178,6 +178,9 @@ class TokenMaskCache {
   const std::string& signature(uint32_t state) const;
   mutable std::mutex signatures_mutex_;
   mutable std::unordered_map<uint32_t, std::string> signatures_;
+  mutable std::vector<uint64_t> signature_index_;  // per state: stamp << 32 | index
+  mutable std::vector<uint32_t> signature_order_;
+  mutable uint64_t signature_stamp_ = 0;
   // Canonical signature of what a walk from a grammar rule's state can reach (see the .cpp),
   // or empty; scratch reused across calls.
   std::string network_signature(uint32_t state) const;
