@@ -220,7 +220,10 @@ class GrammarCompiler {
     using Bits = CompiledGrammar::ByteSet;
     const uint32_t ns = g.num_states(), nr = g.num_rules();
     auto set_range = [](Bits& b, unsigned lo, unsigned hi) {
-      for (unsigned x = lo; x <= hi; ++x) b[x >> 6] |= 1ull << (x & 63);
+      for (unsigned w = lo >> 6; w <= hi >> 6; ++w) {
+        const unsigned a = std::max(lo, w * 64) & 63, z = std::min(hi, w * 64 + 63) & 63;
+        b[w] |= (z == 63 ? ~0ull : (1ull << (z + 1)) - 1) & ~((1ull << a) - 1);
+      }
     };
     auto merge = [](Bits& into, const Bits& from) {
       bool changed = false;
@@ -231,13 +234,21 @@ class GrammarCompiler {
       }
       return changed;
     };
+    // Only states with rule edges take part in the fixed points below (a byte edge adds
+    // nothing to nullability and its FIRST bytes are known at once): iterating just those
+    // keeps a grammar of many automaton states cheap.
+    std::vector<uint32_t> callers;
+    for (uint32_t q = 0; q < ns; ++q) {
+      if (!g.rule_edges(q).empty()) callers.push_back(q);
+    }
     // nullable_state: the state can reach a final state of its rule without reading bytes.
     std::vector<char> nullable_state(ns, 0);
+    for (uint32_t q = 0; q < ns; ++q) nullable_state[q] = g.is_final(q) ? 1 : 0;
     for (bool changed = true; changed;) {
       changed = false;
-      for (uint32_t q = 0; q < ns; ++q) {
+      for (const uint32_t q : callers) {
         if (nullable_state[q]) continue;
-        bool n = g.is_final(q);
+        bool n = false;
         for (const auto& e : g.rule_edges(q)) n = n || (g.rule_nullable(e.rule) && nullable_state[e.target]);
         if (n) nullable_state[q] = 1, changed = true;
       }
@@ -246,33 +257,73 @@ class GrammarCompiler {
     for (uint32_t q = 0; q < ns; ++q) {
       for (const auto& e : g.byte_edges(q)) set_range(first[q], e.lo, e.hi);
     }
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (uint32_t q = 0; q < ns; ++q) {
+    // FIRST through rule edges, by a worklist: a caller is looked at again only when a
+    // state it reads from (a callee's start, or past a nullable callee the edge's target)
+    // gained bytes.
+    {
+      std::vector<uint32_t> dep_begin(ns + 1, 0), deps;
+      for (const uint32_t q : callers) {
+        for (const auto& e : g.rule_edges(q)) {
+          ++dep_begin[g.rule_start(e.rule) + 1];
+          if (g.rule_nullable(e.rule)) ++dep_begin[e.target + 1];
+        }
+      }
+      for (uint32_t q = 0; q < ns; ++q) dep_begin[q + 1] += dep_begin[q];
+      deps.resize(dep_begin[ns]);
+      std::vector<uint32_t> fill(dep_begin.begin(), dep_begin.end() - 1);
+      for (const uint32_t q : callers) {
+        for (const auto& e : g.rule_edges(q)) {
+          deps[fill[g.rule_start(e.rule)]++] = q;
+          if (g.rule_nullable(e.rule)) deps[fill[e.target]++] = q;
+        }
+      }
+      std::vector<uint32_t> work(callers.rbegin(), callers.rend());
+      std::vector<char> queued(ns, 0);
+      for (const uint32_t q : callers) queued[q] = 1;
+      while (!work.empty()) {
+        const uint32_t q = work.back();
+        work.pop_back();
+        queued[q] = 0;
+        bool changed = false;
         for (const auto& e : g.rule_edges(q)) {
           changed |= merge(first[q], first[g.rule_start(e.rule)]);
           if (g.rule_nullable(e.rule)) changed |= merge(first[q], first[e.target]);
+        }
+        if (!changed) continue;
+        for (uint32_t k = dep_begin[q]; k < dep_begin[q + 1]; ++k) {
+          if (!queued[deps[k]]) queued[deps[k]] = 1, work.push_back(deps[k]);
         }
       }
     }
     g.rule_first_.resize(nr);
     for (uint32_t r = 0; r < nr; ++r) g.rule_first_[r] = first[g.rule_start(r)];
+    // FOLLOW: what comes after each call, then, along calls that may end their caller,
+    // the caller's FOLLOW (and end of output), propagated by a worklist over rules.
     g.follow_.assign(nr, Bits{});
     g.follow_end_.assign(nr, 0);
     g.follow_end_[g.root_rule()] = 1;
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (uint32_t p = 0; p < ns; ++p) {
-        for (const auto& e : g.rule_edges(p)) {
-          changed |= merge(g.follow_[e.rule], first[e.target]);
-          if (nullable_state[e.target]) {
-            const uint32_t parent = g.rule_of(p);
-            changed |= merge(g.follow_[e.rule], g.follow_[parent]);
-            if (g.follow_end_[parent] && !g.follow_end_[e.rule]) {
-              g.follow_end_[e.rule] = 1;
-              changed = true;
-            }
+    std::vector<std::vector<uint32_t>> tail_calls(nr);  // parent → callees that may end it
+    for (const uint32_t p : callers) {
+      for (const auto& e : g.rule_edges(p)) {
+        merge(g.follow_[e.rule], first[e.target]);
+        if (nullable_state[e.target]) tail_calls[g.rule_of(p)].push_back(e.rule);
+      }
+    }
+    {
+      std::vector<uint32_t> work;
+      std::vector<char> queued(nr, 1);
+      for (uint32_t r = 0; r < nr; ++r) work.push_back(nr - 1 - r);
+      while (!work.empty()) {
+        const uint32_t parent = work.back();
+        work.pop_back();
+        queued[parent] = 0;
+        for (const uint32_t callee : tail_calls[parent]) {
+          bool changed = merge(g.follow_[callee], g.follow_[parent]);
+          if (g.follow_end_[parent] && !g.follow_end_[callee]) {
+            g.follow_end_[callee] = 1;
+            changed = true;
           }
+          if (changed && !queued[callee]) queued[callee] = 1, work.push_back(callee);
         }
       }
     }

@@ -275,7 +275,8 @@ CharDfa CharDfa::literals(const std::vector<std::string>& texts) {
   }
   CharDfa d;
   d.states_ = std::move(states);
-  return d.minimized();
+  // One text's chain is minimal as it stands.
+  return texts.size() == 1 ? d : d.minimized();
 }
 
 CharDfa CharDfa::length(uint32_t min, uint32_t max) { return length(min, max, Expr::any_codepoint().ranges); }
