@@ -118,6 +118,42 @@ TEST(Matcher, EndOfGenerationOnlyWhenAccepting) {
   EXPECT_THROW(m.accept_token(4), std::out_of_range);
 }
 
+// Configuration masks live in the TokenMaskCache: a second sequence over the same cache
+// reads the masks the first one stored (a hit on its very first mask), and they are the
+// masks it would compute itself.
+TEST(Matcher, SequencesOfOneCacheShareConfigurationMasks) {
+  auto vocab = std::make_shared<Vocabulary>(
+      std::vector<std::string>{"", "[", "]", "1", ",", "12", "],", "[1"},
+      std::vector<TokenKind>{TokenKind::kControl, TokenKind::kText, TokenKind::kText, TokenKind::kText,
+                             TokenKind::kText, TokenKind::kText, TokenKind::kText, TokenKind::kText},
+      std::vector<int32_t>{0});
+  const auto g = compile("root ::= list\nlist ::= \"[\" (item (\",\" item)*)? \"]\"\nitem ::= [0-9]+ | list");
+  auto cache = std::make_shared<TokenMaskCache>(g, vocab);
+  const int32_t doc[] = {1, 5, 4, 7, 2, 2};  // [12,[1]]
+  std::vector<std::vector<uint32_t>> first_masks;
+  GrammarMatcher a(cache);
+  std::vector<uint32_t> mask(vocab->bitmask_words());
+  for (const int32_t id : doc) {
+    a.fill_next_token_bitmask(mask);
+    first_masks.push_back(mask);
+    ASSERT_TRUE(a.accept_token(id));
+  }
+  EXPECT_EQ(a.counters().configuration_hits, 0u);
+  GrammarMatcher b(cache);
+  GrammarMatcher alone(g, vocab);  // a private cache: computes every mask itself
+  alone.set_configuration_cache(false);
+  for (size_t i = 0; i < std::size(doc); ++i) {
+    b.fill_next_token_bitmask(mask);
+    EXPECT_EQ(mask, first_masks[i]) << "step " << i;
+    std::vector<uint32_t> own(vocab->bitmask_words());
+    alone.fill_next_token_bitmask(own);
+    EXPECT_EQ(mask, own) << "step " << i;
+    ASSERT_TRUE(b.accept_token(doc[i]));
+    ASSERT_TRUE(alone.accept_token(doc[i]));
+  }
+  EXPECT_EQ(b.counters().configuration_hits, std::size(doc));
+}
+
 // Every token's bytes fed to a fresh copy of the matcher: the definition of the mask.
 std::vector<uint32_t> brute_force_mask(const GrammarMatcher& m) {
   const Vocabulary& v = m.vocabulary();
