@@ -50,26 +50,6 @@ std::vector<std::array<std::pair<uint32_t, uint32_t>, 4>> hex_sequences(uint32_t
   return out;
 }
 
-// A JSON string writes a code point above U+FFFF as the escape of its UTF-16 surrogate pair,
-// \uD8xx\uDCxx (RFC 8259 §7). The code points lo..hi (clipped to U+10000..U+10FFFF) as
-// (high surrogates, low surrogates) range pairs, every high one with every low one.
-std::vector<std::pair<CodepointRange, CodepointRange>> surrogate_pairs(uint32_t lo, uint32_t hi) {
-  std::vector<std::pair<CodepointRange, CodepointRange>> out;
-  lo = std::max<uint32_t>(lo, 0x10000);
-  hi = std::min<uint32_t>(hi, kMaxCodepoint);
-  if (lo > hi) return out;
-  const uint32_t h_lo = 0xD800 + ((lo - 0x10000) >> 10), l_lo = 0xDC00 + ((lo - 0x10000) & 0x3FF);
-  const uint32_t h_hi = 0xD800 + ((hi - 0x10000) >> 10), l_hi = 0xDC00 + ((hi - 0x10000) & 0x3FF);
-  if (h_lo == h_hi) {
-    out.push_back({{h_lo, h_lo}, {l_lo, l_hi}});
-    return out;
-  }
-  out.push_back({{h_lo, h_lo}, {l_lo, 0xDFFF}});
-  if (h_lo + 1 < h_hi) out.push_back({{h_lo + 1, h_hi - 1}, {0xDC00, 0xDFFF}});
-  out.push_back({{h_hi, h_hi}, {0xDC00, l_hi}});
-  return out;
-}
-
 
 using ByteEdge = CompiledGrammar::ByteEdge;
 using RuleEdge = CompiledGrammar::RuleEdge;
@@ -193,37 +173,24 @@ class Nfa {
     // \uXXXX for the Basic Multilingual Plane (surrogates excluded).
     for (const auto& r : Expr::char_class({{lo, std::min<uint32_t>(hi, 0xFFFF)}}).ranges) {
       if (r.lo > r.hi || r.lo > 0xFFFF) continue;
-      for (const auto& digits : hex_sequences(r.lo, r.hi)) hex_escape(from, to, digits);
-    }
-    // Above the BMP: \uD8xx\uDCxx, the surrogate pair.
-    for (const auto& [high, low] : surrogate_pairs(lo, hi)) {
-      for (const auto& h : hex_sequences(high.lo, high.hi)) {
-        for (const auto& l : hex_sequences(low.lo, low.hi)) {
-          const uint32_t mid = add_state();
-          hex_escape(from, mid, h);
-          hex_escape(mid, to, l);
+      for (const auto& digits : hex_sequences(r.lo, r.hi)) {
+        uint32_t cur = add_state();
+        bytes.push_back({from, '\\', '\\', cur});
+        uint32_t next = add_state();
+        bytes.push_back({cur, 'u', 'u', next});
+        cur = next;
+        for (size_t i = 0; i < 4; ++i) {
+          next = i == 3 ? to : add_state();
+          const auto [d0, d1] = digits[i];
+          if (d0 <= 9) bytes.push_back({cur, static_cast<uint8_t>('0' + d0), static_cast<uint8_t>('0' + std::min(d1, 9u)), next});
+          if (d1 >= 10) {
+            const uint32_t a = std::max(d0, 10u) - 10, b = d1 - 10;
+            bytes.push_back({cur, static_cast<uint8_t>('A' + a), static_cast<uint8_t>('A' + b), next});
+            bytes.push_back({cur, static_cast<uint8_t>('a' + a), static_cast<uint8_t>('a' + b), next});
+          }
+          cur = next;
         }
       }
-    }
-  }
-
-  // \u and four hex digits (either case) from `from` to `to`.
-  void hex_escape(uint32_t from, uint32_t to, const std::array<std::pair<uint32_t, uint32_t>, 4>& digits) {
-    uint32_t cur = add_state();
-    bytes.push_back({from, '\\', '\\', cur});
-    uint32_t next = add_state();
-    bytes.push_back({cur, 'u', 'u', next});
-    cur = next;
-    for (size_t i = 0; i < 4; ++i) {
-      next = i == 3 ? to : add_state();
-      const auto [d0, d1] = digits[i];
-      if (d0 <= 9) bytes.push_back({cur, static_cast<uint8_t>('0' + d0), static_cast<uint8_t>('0' + std::min(d1, 9u)), next});
-      if (d1 >= 10) {
-        const uint32_t a = std::max(d0, 10u) - 10, b = d1 - 10;
-        bytes.push_back({cur, static_cast<uint8_t>('A' + a), static_cast<uint8_t>('A' + b), next});
-        bytes.push_back({cur, static_cast<uint8_t>('a' + a), static_cast<uint8_t>('a' + b), next});
-      }
-      cur = next;
     }
   }
 
@@ -466,38 +433,21 @@ class DirectAutomatonDfa {
     for (const auto& [cp, letter] : kShort) {
       if (cp >= lo && cp <= hi) items.push_back({{one('\\'), one(letter)}, slot});
     }
-    // \u and four hex digits (either case), appended to `seq`.
-    const auto escape = [&](std::vector<Elem>& seq, const std::array<std::pair<uint32_t, uint32_t>, 4>& digits) {
-      seq.push_back(one('\\'));
-      seq.push_back(one('u'));
-      for (const auto& [d0, d1] : digits) {
-        Elem e;
-        if (d0 <= 9) e.push_back({static_cast<uint8_t>('0' + d0), static_cast<uint8_t>('0' + std::min(d1, 9u))});
-        if (d1 >= 10) {
-          const uint32_t a = std::max(d0, 10u) - 10, b = d1 - 10;
-          e.push_back({static_cast<uint8_t>('A' + a), static_cast<uint8_t>('A' + b)});
-          e.push_back({static_cast<uint8_t>('a' + a), static_cast<uint8_t>('a' + b)});
-        }
-        seq.push_back(std::move(e));
-      }
-    };
     for (const auto& r : Expr::char_class({{lo, std::min<uint32_t>(hi, 0xFFFF)}}).ranges) {
       if (r.lo > r.hi || r.lo > 0xFFFF) continue;
       for (const auto& digits : hex_sequences(r.lo, r.hi)) {
-        Item it{{}, slot};
-        escape(it.seq, digits);
-        items.push_back(std::move(it));
-      }
-    }
-    // Above the BMP: \uD8xx\uDCxx, the surrogate pair.
-    for (const auto& [high, low] : surrogate_pairs(lo, hi)) {
-      for (const auto& h : hex_sequences(high.lo, high.hi)) {
-        for (const auto& l : hex_sequences(low.lo, low.hi)) {
-          Item it{{}, slot};
-          escape(it.seq, h);
-          escape(it.seq, l);
-          items.push_back(std::move(it));
+        Item it{{one('\\'), one('u')}, slot};
+        for (const auto& [d0, d1] : digits) {
+          Elem e;
+          if (d0 <= 9) e.push_back({static_cast<uint8_t>('0' + d0), static_cast<uint8_t>('0' + std::min(d1, 9u))});
+          if (d1 >= 10) {
+            const uint32_t a = std::max(d0, 10u) - 10, b = d1 - 10;
+            e.push_back({static_cast<uint8_t>('A' + a), static_cast<uint8_t>('A' + b)});
+            e.push_back({static_cast<uint8_t>('a' + a), static_cast<uint8_t>('a' + b)});
+          }
+          it.seq.push_back(std::move(e));
         }
+        items.push_back(std::move(it));
       }
     }
   }
