@@ -53,6 +53,8 @@ class CompiledGrammar {
   uint32_t num_rules() const { return static_cast<uint32_t>(rule_start_.size()); }
   uint32_t root_rule() const { return root_; }
   uint32_t rule_start(uint32_t rule) const { return rule_start_[rule]; }
+  /// One past the rule's last state (a rule's states are numbered contiguously).
+  uint32_t rule_end(uint32_t rule) const { return rule + 1 < num_rules() ? rule_start_[rule + 1] : num_states(); }
   bool rule_nullable(uint32_t rule) const { return rule_nullable_[rule] != 0; }
   const std::string& rule_name(uint32_t rule) const { return rule_names_[rule]; }
 

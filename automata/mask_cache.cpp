@@ -196,6 +196,50 @@ class SharedStateMasks {
 
 }  // namespace
 
+namespace {
+
+// Breadth-first numbering of the states reachable from a start state, hashed to 128 bits as
+// it goes: the canonical form behind both state signatures. The per-state index array is
+// reused across calls; each call marks its entries with a fresh stamp instead of clearing.
+class CanonicalNumbering {
+ public:
+  CanonicalNumbering(std::vector<uint64_t>& index, std::vector<uint32_t>& order, uint64_t& stamps,
+                     uint32_t num_states, uint32_t start)
+      : index_(index), order_(order), stamp_(++stamps << 32) {
+    if (index_.size() != num_states) index_.assign(num_states, 0);
+    order_.assign(1, start);
+    index_[start] = stamp_;
+  }
+  /// States numbered so far, in order (grows while the caller walks it).
+  const std::vector<uint32_t>& order() const { return order_; }
+  /// The number of state `s`, numbering it next when it is new.
+  uint32_t number(uint32_t s) {
+    uint64_t& slot = index_[s];
+    if ((slot & ~uint64_t{0xFFFFFFFF}) != stamp_) {
+      slot = stamp_ | order_.size();
+      order_.push_back(s);
+    }
+    return static_cast<uint32_t>(slot);
+  }
+  void mix(uint64_t v) {
+    h1_ = (h1_ ^ v) * 1099511628211ull;
+    h2_ = (h2_ + v + 1) * 0xbf58476d1ce4e5b9ull;
+    h2_ ^= h2_ >> 31;
+  }
+  void append_hash(std::string& out) const {
+    out.append(reinterpret_cast<const char*>(&h1_), sizeof h1_);
+    out.append(reinterpret_cast<const char*>(&h2_), sizeof h2_);
+  }
+
+ private:
+  std::vector<uint64_t>& index_;
+  std::vector<uint32_t>& order_;
+  const uint64_t stamp_;
+  uint64_t h1_ = 1469598103934665603ull, h2_ = 0x9e3779b97f4a7c15ull;
+};
+
+}  // namespace
+
 std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) {
   const CompiledGrammar& g = *grammar_;
   const uint32_t r = g.rule_of(state);
@@ -256,54 +300,28 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) 
 std::string TokenMaskCache::network_signature(uint32_t q) const {
   static constexpr size_t kMaxNetworkStates = 1024;
   const CompiledGrammar& g = *grammar_;
-  std::lock_guard lock(network_mutex_);
-  if (network_index_.size() != g.num_states()) network_index_.assign(g.num_states(), 0);
-  ++network_stamp_;
-  const uint64_t stamp = network_stamp_ << 32;
-  std::vector<uint32_t>& order = network_order_;
-  order.assign(1, q);
-  network_index_[q] = stamp | 0;
-  auto index = [&](uint32_t s) -> uint32_t {
-    uint64_t& slot = network_index_[s];
-    if ((slot & ~uint64_t{0xFFFFFFFF}) != stamp) {
-      slot = stamp | order.size();
-      order.push_back(s);
-    }
-    return static_cast<uint32_t>(slot);
-  };
-  uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
-  auto mix = [&](uint64_t v) {
-    h1 = (h1 ^ v) * 1099511628211ull;
-    h2 = (h2 + v + 1) * 0xbf58476d1ce4e5b9ull;
-    h2 ^= h2 >> 31;
-  };
   const uint32_t rule = g.rule_of(q);
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (order.size() > kMaxNetworkStates) return {};
-    const uint32_t s = order[i];
-    mix((g.is_final(s) ? 1u : 0u) | (g.rule_of(s) == rule ? 2u : 0u) | 0xA0u);
+  std::lock_guard lock(canonical_mutex_);
+  CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), q);
+  for (size_t i = 0; i < c.order().size(); ++i) {
+    if (c.order().size() > kMaxNetworkStates) return {};
+    const uint32_t s = c.order()[i];
+    c.mix((g.is_final(s) ? 1u : 0u) | (g.rule_of(s) == rule ? 2u : 0u) | 0xA0u);
     for (const auto& e : g.byte_edges(s)) {
-      mix(static_cast<uint64_t>(e.lo) << 8 | e.hi);
-      mix(index(e.target));
+      c.mix(static_cast<uint64_t>(e.lo) << 8 | e.hi);
+      c.mix(c.number(e.target));
     }
-    mix(0xB0);
+    c.mix(0xB0);
     for (const auto& e : g.rule_edges(s)) {
-      mix(index(g.rule_start(e.rule)));
-      mix(index(e.target));
+      c.mix(c.number(g.rule_start(e.rule)));
+      c.mix(c.number(e.target));
     }
-    mix(0xC0);
+    c.mix(0xC0);
   }
   std::string key = "R";
-  key.append(reinterpret_cast<const char*>(&h1), sizeof h1);
-  key.append(reinterpret_cast<const char*>(&h2), sizeof h2);
-  for (unsigned b = 0; b < 256; b += 8) {
-    uint8_t bits = 0;
-    for (unsigned k = 0; k < 8; ++k) bits |= static_cast<uint8_t>(g.can_follow(rule, static_cast<uint8_t>(b + k)) << k);
-    key.push_back(static_cast<char>(bits));
-  }
+  c.append_hash(key);
+  append_context(key, rule);
   key.push_back(g.can_end_after(rule) ? '1' : '0');
-  const uint64_t vocab = vocabulary_->id();
-  key.append(reinterpret_cast<const char*>(&vocab), sizeof vocab);
   key.append(reinterpret_cast<const char*>(&limits_.max_items_per_set), sizeof limits_.max_items_per_set);
   key.append(reinterpret_cast<const char*>(&limits_.max_total_items), sizeof limits_.max_total_items);
   return key;
@@ -624,50 +642,36 @@ const std::string& TokenMaskCache::signature(uint32_t q) const {
   // Up to a bounded string of ~128 code points (a JSON string automaton spends ~14 states on
   // a code point): their positions then share masks across every length bound.
   static constexpr size_t kMaxSignatureStates = 2048;
-  std::lock_guard lock(signatures_mutex_);
+  std::lock_guard lock(canonical_mutex_);
   auto [it, fresh] = signatures_.try_emplace(q);
   if (!fresh) return it->second;
   const CompiledGrammar& g = *grammar_;
-  // Breadth-first numbering, the index of a state kept in a per-state array marked with
-  // this call's stamp (no clearing between calls).
-  if (signature_index_.size() != g.num_states()) signature_index_.assign(g.num_states(), 0);
-  const uint64_t stamp = ++signature_stamp_ << 32;
-  std::vector<uint32_t>& order = signature_order_;
-  order.assign(1, q);
-  signature_index_[q] = stamp;
-  uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
-  auto mix = [&](uint32_t v) {
-    h1 = (h1 ^ v) * 1099511628211ull;
-    h2 = (h2 + v + 1) * 0xbf58476d1ce4e5b9ull;
-    h2 ^= h2 >> 31;
-  };
-  for (size_t i = 0; i < order.size(); ++i) {
-    const uint32_t s = order[i];
-    mix(g.is_final(s) ? 0xF1 : 0xF0);
+  CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), q);
+  for (size_t i = 0; i < c.order().size(); ++i) {
+    if (c.order().size() > kMaxSignatureStates) return it->second;  // too big: no signature
+    const uint32_t s = c.order()[i];
+    c.mix(g.is_final(s) ? 0xF1 : 0xF0);
     for (const auto& e : g.byte_edges(s)) {
-      uint64_t& slot = signature_index_[e.target];
-      if ((slot & ~uint64_t{0xFFFFFFFF}) != stamp) {
-        if (order.size() >= kMaxSignatureStates) return it->second;  // too big: no signature
-        slot = stamp | order.size();
-        order.push_back(e.target);
-      }
-      mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
-      mix(static_cast<uint32_t>(slot));
+      c.mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
+      c.mix(c.number(e.target));
     }
-    mix(0xEE);
+    c.mix(0xEE);
   }
   std::string& sig = it->second;
-  sig.append(reinterpret_cast<const char*>(&h1), sizeof h1);
-  sig.append(reinterpret_cast<const char*>(&h2), sizeof h2);
-  const uint32_t rule = g.rule_of(q);
+  c.append_hash(sig);
+  append_context(sig, g.rule_of(q));
+  return sig;
+}
+
+void TokenMaskCache::append_context(std::string& key, uint32_t rule) const {
+  const CompiledGrammar& g = *grammar_;
   for (unsigned b = 0; b < 256; b += 8) {
     uint8_t bits = 0;
     for (unsigned k = 0; k < 8; ++k) bits |= static_cast<uint8_t>(g.can_follow(rule, static_cast<uint8_t>(b + k)) << k);
-    sig.push_back(static_cast<char>(bits));
+    key.push_back(static_cast<char>(bits));
   }
   const uint64_t vocab = vocabulary_->id();
-  sig.append(reinterpret_cast<const char*>(&vocab), sizeof vocab);
-  return sig;
+  key.append(reinterpret_cast<const char*>(&vocab), sizeof vocab);
 }
 
 const TokenMaskCache::ByteClasses& TokenMaskCache::byte_classes(uint32_t rule) const {
@@ -678,9 +682,8 @@ const TokenMaskCache::ByteClasses& TokenMaskCache::byte_classes(uint32_t rule) c
     // at b: then every edge reads whole classes.
     const CompiledGrammar& g = *grammar_;
     const uint32_t begin = g.rule_start(rule);
-    const uint32_t end = rule + 1 < g.num_rules() ? g.rule_start(rule + 1) : g.num_states();
     std::array<bool, 257> cut{};
-    for (uint32_t q = begin; q < end; ++q) {
+    for (uint32_t q = begin; q < g.rule_end(rule); ++q) {
       for (const auto& e : g.byte_edges(q)) cut[e.lo] = cut[e.hi + 1u] = true;
     }
     auto c = std::make_unique<ByteClasses>();
@@ -709,28 +712,23 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
   constexpr uint32_t kFinalBit = 0x80000000u;
   const ByteClasses& classes = byte_classes(rule);
   const uint32_t n_classes = classes.count;
-  const uint32_t rule_end = rule + 1 < g.num_rules() ? g.rule_start(rule + 1) : g.num_states();
-  std::vector<const uint32_t*> table_of(rule_end - base, nullptr);
+  std::vector<const uint32_t*> table_of(g.rule_end(rule) - base, nullptr);
   constexpr size_t kChunk = 16384;  // entries; >= 256, so a row always fits in a fresh chunk
   std::vector<std::unique_ptr<uint32_t[]>> chunks;
   size_t chunk_used = kChunk;
   auto build_table = [&](uint32_t q) -> const uint32_t* {
-    const uint32_t*& slot = table_of[q - base];
-    {
-      if (chunk_used + n_classes > kChunk) {
-        chunks.push_back(std::make_unique_for_overwrite<uint32_t[]>(kChunk));
-        chunk_used = 0;
-      }
-      uint32_t* row = chunks.back().get() + chunk_used;
-      chunk_used += n_classes;
-      std::fill_n(row, n_classes, kNone);
-      for (const auto& e : g.byte_edges(q)) {
-        const uint32_t entry = e.target | (g.is_final(e.target) ? kFinalBit : 0u);
-        for (unsigned c = classes.of[e.lo]; c <= classes.of[e.hi]; ++c) row[c] = entry;
-      }
-      slot = row;
+    if (chunk_used + n_classes > kChunk) {
+      chunks.push_back(std::make_unique_for_overwrite<uint32_t[]>(kChunk));
+      chunk_used = 0;
     }
-    return slot;
+    uint32_t* row = chunks.back().get() + chunk_used;
+    chunk_used += n_classes;
+    std::fill_n(row, n_classes, kNone);
+    for (const auto& e : g.byte_edges(q)) {
+      const uint32_t entry = e.target | (g.is_final(e.target) ? kFinalBit : 0u);
+      for (unsigned c = classes.of[e.lo]; c <= classes.of[e.hi]; ++c) row[c] = entry;
+    }
+    return table_of[q - base] = row;
   };
   auto table = [&](uint32_t q) -> const uint32_t* {
     const uint32_t* t = table_of[q - base];

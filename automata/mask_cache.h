@@ -176,18 +176,18 @@ class TokenMaskCache {
   mutable size_t segment_entries_ = 0;
   // Canonical signatures of automaton-rule states (see signature()), by global state.
   const std::string& signature(uint32_t state) const;
-  mutable std::mutex signatures_mutex_;
-  mutable std::unordered_map<uint32_t, std::string> signatures_;
-  mutable std::vector<uint64_t> signature_index_;  // per state: stamp << 32 | index
-  mutable std::vector<uint32_t> signature_order_;
-  mutable uint64_t signature_stamp_ = 0;
   // Canonical signature of what a walk from a grammar rule's state can reach (see the .cpp),
-  // or empty; scratch reused across calls.
+  // or empty.
   std::string network_signature(uint32_t state) const;
-  mutable std::mutex network_mutex_;
-  mutable std::vector<uint64_t> network_index_;  // per state: stamp << 32 | index
-  mutable std::vector<uint32_t> network_order_;
-  mutable uint64_t network_stamp_ = 0;
+  // Appends what a state's classification depends on besides its automaton: FOLLOW of
+  // `rule` and the vocabulary.
+  void append_context(std::string& key, uint32_t rule) const;
+  // Both signatures' memo and scratch (CanonicalNumbering in the .cpp), under one mutex.
+  mutable std::mutex canonical_mutex_;
+  mutable std::unordered_map<uint32_t, std::string> signatures_;
+  mutable std::vector<uint64_t> canonical_index_;  // per state: stamp << 32 | index
+  mutable std::vector<uint32_t> canonical_order_;
+  mutable uint64_t canonical_stamps_ = 0;
   // Byte classes of an automaton-only rule: bytes no edge of the rule tells apart.
   struct ByteClasses {
     std::array<uint8_t, 256> of{};
