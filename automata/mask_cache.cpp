@@ -271,11 +271,9 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) 
     key.append(sig);
   } else {
     key.push_back('A');
-    const uint64_t vocab = vocabulary_->id();
     const uint32_t local = state - g.rule_start(r);
-    put(&vocab, sizeof vocab);
     put(&local, sizeof local);
-    for (unsigned b = 0; b < 256; ++b) key.push_back(g.can_follow(r, static_cast<uint8_t>(b)) ? '1' : '0');
+    append_context(key, r);
     put(automaton.data(), automaton.size() * sizeof(uint32_t));
   }
   key.push_back(g.can_end_after(r) ? '1' : '0');
