@@ -198,6 +198,24 @@ class SharedStateMasks {
 
 namespace {
 
+// A 128-bit running hash of a sequence of 64-bit values (two independent mixes).
+class Digest {
+ public:
+  void mix(uint64_t v) {
+    h1_ = (h1_ ^ v) * 1099511628211ull;
+    h2_ = (h2_ + v + 1) * 0xbf58476d1ce4e5b9ull;
+    h2_ ^= h2_ >> 31;
+  }
+  void append_to(std::string& out) const {
+    out.append(reinterpret_cast<const char*>(&h1_), sizeof h1_);
+    out.append(reinterpret_cast<const char*>(&h2_), sizeof h2_);
+  }
+  std::pair<uint64_t, uint64_t> value() const { return {h1_, h2_}; }
+
+ private:
+  uint64_t h1_ = 1469598103934665603ull, h2_ = 0x9e3779b97f4a7c15ull;
+};
+
 // Breadth-first numbering of the states reachable from a start state, hashed to 128 bits as
 // it goes: the canonical form behind both state signatures. The per-state index array is
 // reused across calls; each call marks its entries with a fresh stamp instead of clearing.
@@ -221,21 +239,14 @@ class CanonicalNumbering {
     }
     return static_cast<uint32_t>(slot);
   }
-  void mix(uint64_t v) {
-    h1_ = (h1_ ^ v) * 1099511628211ull;
-    h2_ = (h2_ + v + 1) * 0xbf58476d1ce4e5b9ull;
-    h2_ ^= h2_ >> 31;
-  }
-  void append_hash(std::string& out) const {
-    out.append(reinterpret_cast<const char*>(&h1_), sizeof h1_);
-    out.append(reinterpret_cast<const char*>(&h2_), sizeof h2_);
-  }
+  void mix(uint64_t v) { digest_.mix(v); }
+  void append_hash(std::string& out) const { digest_.append_to(out); }
 
  private:
   std::vector<uint64_t>& index_;
   std::vector<uint32_t>& order_;
   const uint64_t stamp_;
-  uint64_t h1_ = 1469598103934665603ull, h2_ = 0x9e3779b97f4a7c15ull;
+  Digest digest_;
 };
 
 }  // namespace
@@ -250,14 +261,14 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) 
     std::string key = network_signature(state);
     if (key.empty()) {
       ++computations_;
-      return std::make_shared<const StateMask>(compute(state));
+      return compute(state);
     }
     if (auto hit = SharedStateMasks::instance().find(key)) {
       ++shared_hits_;
       return hit;
     }
     ++computations_;
-    auto mask = std::make_shared<const StateMask>(compute(state));
+    auto mask = compute(state);
     SharedStateMasks::instance().insert(std::move(key), mask);
     return mask;
   }
@@ -282,7 +293,7 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) 
     return hit;
   }
   ++computations_;
-  auto mask = std::make_shared<const StateMask>(compute(state));
+  auto mask = compute(state);
   SharedStateMasks::instance().insert(std::move(key), mask);
   return mask;
 }
@@ -593,6 +604,7 @@ struct TokenMaskCache::Segment {
   bool complement = false;
   std::vector<int32_t> ids;  // sorted
   std::vector<std::pair<int32_t, uint32_t>> uncertain;
+  std::pair<uint64_t, uint64_t> digest;  // of the above: equal segments, equal digests
 };
 
 namespace {
@@ -696,7 +708,8 @@ const TokenMaskCache::ByteClasses& TokenMaskCache::byte_classes(uint32_t rule) c
   return *slot;
 }
 
-void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
+std::shared_ptr<const StateMask> TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out,
+                                                                std::string& parts_key) const {
   const CompiledGrammar& g = *grammar_;
   const Vocabulary& vocab = *vocabulary_;
   const uint32_t rule = g.rule_of(state);
@@ -832,6 +845,12 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
         made->ids = seg.accepted;
       }
       made->uncertain = seg.uncertain;
+      Digest d;
+      d.mix(made->complement);
+      for (const int32_t id : made->ids) d.mix(static_cast<uint32_t>(id));
+      d.mix(UINT64_MAX);
+      for (const auto& [id, offset] : made->uncertain) d.mix(static_cast<uint64_t>(id) << 32 | offset);
+      made->digest = d.value();
       std::shared_ptr<const Segment> stored = std::move(made);
       const size_t size = stored->ids.size() + 2 * stored->uncertain.size() + 1;
       if (!sig.empty()) {
@@ -851,6 +870,22 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
     if (hit->complement) complement_tokens += hi - lo;
     parts.push_back({lo, hi, std::move(hit)});
     lo = hi;
+  }
+  // The mask is a function of the parts alone: states whose segments are equal share it
+  // even when their automata differ beyond what any token reads (the body of a string
+  // whose excluded keys no token spells is the plain string body).
+  {
+    Digest d;
+    for (const Part& p : parts) {
+      d.mix(p.lo << 32 | p.hi);
+      d.mix(p.segment->digest.first);
+      d.mix(p.segment->digest.second);
+    }
+    parts_key.assign(1, 'P');
+    d.append_to(parts_key);
+    const uint64_t id = vocab.id();
+    parts_key.append(reinterpret_cast<const char*>(&id), sizeof id);
+    if (auto hit = SharedStateMasks::instance().find(parts_key)) return hit;
   }
   // Mostly accepted (a string body): start from every text token and take out the
   // segments that are not, then the exceptions; else set the accepted ones.
@@ -882,6 +917,7 @@ void TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out) const {
       for (const int32_t id : p.segment->ids) out.accepted[id >> 5] &= ~(1u << (id & 31));
     }
   }
+  return nullptr;
 }
 
 std::vector<uint32_t> TokenMaskCache::all_text_bits() const {
@@ -1009,17 +1045,18 @@ bool TokenMaskCache::compose(uint32_t state, PartialMask& out) {
   return true;
 }
 
-StateMask TokenMaskCache::compute(uint32_t state) {
+std::shared_ptr<const StateMask> TokenMaskCache::compute(uint32_t state) {
   const auto t0 = std::chrono::steady_clock::now();
   const Vocabulary& vocab = *vocabulary_;
-  StateMask out;
   PartialMask part;
   part.accepted.assign(vocab.bitmask_words(), 0);
+  std::string parts_key;
   if (!grammar_->rule_automaton_key(grammar_->rule_of(state)).empty()) {
-    walk_automaton(state, part);
+    if (auto hit = walk_automaton(state, part, parts_key)) return hit;
   } else if (!compose(state, part)) {
     walk_vocabulary(state, false, part);
   }
+  auto out = std::make_shared<StateMask>();
   size_t accepted = 0;
   for (uint32_t word : part.accepted) {
     // Bit count without a library call (baseline x86-64 has no popcnt instruction).
@@ -1067,28 +1104,29 @@ StateMask TokenMaskCache::compute(uint32_t state) {
       uncertain.emplace_back(k.id, k.offset);
     }
   }
-  out.uncertain_tokens = uncertain.size();
+  out->uncertain_tokens = uncertain.size();
   std::vector<int32_t> uncertain_ids;
   for (const auto& u : uncertain) uncertain_ids.push_back(u.first);
   std::sort(uncertain_ids.begin(), uncertain_ids.end());
   uncertain_ids.erase(std::unique(uncertain_ids.begin(), uncertain_ids.end()), uncertain_ids.end());
-  out.rejected = vocab.sorted_text_tokens().size() - accepted - uncertain_ids.size();
-  out.accepted = TokenSet::from_bits(std::move(part.accepted), accepted, vocab.size());
+  out->rejected = vocab.sorted_text_tokens().size() - accepted - uncertain_ids.size();
+  out->accepted = TokenSet::from_bits(std::move(part.accepted), accepted, vocab.size());
   std::string_view previous;
   for (size_t i = 0; i < uncertain.size(); ++i) {
     const std::string_view sfx = suffix(uncertain[i]);
-    if (out.suffixes.empty() || previous != sfx) {
+    if (out->suffixes.empty() || previous != sfx) {
       uint32_t lcp = 0;
       while (lcp < previous.size() && lcp < sfx.size() && previous[lcp] == sfx[lcp]) ++lcp;
-      out.suffixes.emplace_back(sfx);
-      out.suffix_common.push_back(out.suffixes.size() == 1 ? 0 : lcp);
-      out.suffix_tokens.emplace_back();
+      out->suffixes.emplace_back(sfx);
+      out->suffix_common.push_back(out->suffixes.size() == 1 ? 0 : lcp);
+      out->suffix_tokens.emplace_back();
       previous = sfx;
     }
-    out.suffix_tokens.back().push_back(uncertain[i].first);
+    out->suffix_tokens.back().push_back(uncertain[i].first);
   }
-  out.compute_us =
+  out->compute_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  if (!parts_key.empty()) SharedStateMasks::instance().insert(std::move(parts_key), out);
   return out;
 }
 
