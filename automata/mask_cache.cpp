@@ -616,29 +616,40 @@ namespace {
 // past kMaxEntries token entries it starts over.
 class SharedSegments {
  public:
+  // The segments of one successor signature, by first byte.
+  using Row = std::array<std::shared_ptr<const void>, 256>;
   static SharedSegments& instance() {
     static SharedSegments cache;
     return cache;
   }
-  template <class Segment>
-  std::shared_ptr<const Segment> find(const std::string& key) {
+  /// The row of `signature`, made empty when new.
+  std::shared_ptr<Row> row(const std::string& signature) {
     std::lock_guard lock(mutex_);
-    auto it = map_.find(key);
-    return it == map_.end() ? nullptr : std::static_pointer_cast<const Segment>(it->second);
+    auto& slot = map_[signature];
+    if (!slot) slot = std::make_shared<Row>();
+    return slot;
   }
-  void insert(std::string key, std::shared_ptr<const void> segment, size_t entries) {
+  template <class Segment>
+  std::shared_ptr<const Segment> get(const Row& row, uint8_t byte) {
+    std::lock_guard lock(mutex_);
+    return std::static_pointer_cast<const Segment>(row[byte]);
+  }
+  void put(Row& row, uint8_t byte, std::shared_ptr<const void> segment, size_t entries) {
     std::lock_guard lock(mutex_);
     if (entries_ + entries > kMaxEntries) {
-      map_.clear();
+      map_.clear();  // rows still held by walks stay valid, detached
       entries_ = 0;
     }
-    if (map_.emplace(std::move(key), std::move(segment)).second) entries_ += entries;
+    if (!row[byte]) {
+      row[byte] = std::move(segment);
+      entries_ += entries;
+    }
   }
 
  private:
   static constexpr size_t kMaxEntries = size_t{32} << 20;
   std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<const void>> map_;
+  std::unordered_map<std::string, std::shared_ptr<Row>> map_;
   size_t entries_ = 0;
 };
 
@@ -808,6 +819,7 @@ std::shared_ptr<const StateMask> TokenMaskCache::walk_automaton(uint32_t state, 
     std::shared_ptr<const Segment> segment;
   };
   std::vector<Part> parts;
+  std::vector<std::pair<uint32_t, std::shared_ptr<SharedSegments::Row>>> rows;  // by successor
   size_t complement_tokens = 0;
   states[0] = state;
   const uint32_t* first = table(state);
@@ -820,14 +832,22 @@ std::shared_ptr<const StateMask> TokenMaskCache::walk_automaton(uint32_t state, 
       lo = hi;
       continue;
     }
-    const uint64_t key = static_cast<uint64_t>(s1) << 8 | static_cast<uint8_t>(bytes[0]);
-    const std::string& sig = signature(s1);
-    std::string shared_key;
+    const uint8_t b = static_cast<uint8_t>(bytes[0]);
+    const uint64_t key = static_cast<uint64_t>(s1) << 8 | b;
+    // The shared row of s1's signature (or none: no signature), once per successor.
+    SharedSegments::Row* row = nullptr;
+    {
+      auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.first == s1; });
+      if (it == rows.end()) {
+        const std::string& sig = signature(s1);
+        rows.emplace_back(s1, sig.empty() ? nullptr : SharedSegments::instance().row(sig));
+        it = rows.end() - 1;
+      }
+      row = it->second.get();
+    }
     std::shared_ptr<const Segment> hit;
-    if (!sig.empty()) {
-      shared_key = sig;
-      shared_key.push_back(bytes[0]);
-      hit = SharedSegments::instance().find<Segment>(shared_key);
+    if (row) {
+      hit = SharedSegments::instance().get<Segment>(*row, b);
     } else {
       std::lock_guard lock(segments_mutex_);
       if (auto it = segments_.find(key); it != segments_.end()) hit = it->second;
@@ -853,8 +873,8 @@ std::shared_ptr<const StateMask> TokenMaskCache::walk_automaton(uint32_t state, 
       made->digest = d.value();
       std::shared_ptr<const Segment> stored = std::move(made);
       const size_t size = stored->ids.size() + 2 * stored->uncertain.size() + 1;
-      if (!sig.empty()) {
-        SharedSegments::instance().insert(std::move(shared_key), stored, size);
+      if (row) {
+        SharedSegments::instance().put(*row, b, stored, size);
       } else {
         std::lock_guard lock(segments_mutex_);
         if (segment_entries_ + size > kMaxSegmentEntries) {
