@@ -253,6 +253,10 @@ class GrammarCompiler {
         if (n) nullable_state[q] = 1, changed = true;
       }
     }
+    // A state that can complete its rule by skipping nullable callees is final: walks and
+    // parsers that ask whether a frame may complete here need not look through rule edges
+    // (`x ::= "a" ws` may complete right after "a" when ws is nullable).
+    for (uint32_t q = 0; q < ns; ++q) g.state_final_[q] = static_cast<uint8_t>(nullable_state[q]);
     std::vector<Bits> first(ns, Bits{});
     for (uint32_t q = 0; q < ns; ++q) {
       for (const auto& e : g.byte_edges(q)) set_range(first[q], e.lo, e.hi);

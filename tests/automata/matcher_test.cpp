@@ -154,6 +154,28 @@ TEST(Matcher, SequencesOfOneCacheShareConfigurationMasks) {
   EXPECT_EQ(b.counters().configuration_hits, std::size(doc));
 }
 
+// A rule that may complete by skipping a nullable callee (`ws` after " ") completes there
+// in the mask walks too: " }" is allowed after "{ ".
+TEST(Matcher, NullableTailsCompleteTheirRule) {
+  auto vocab = std::make_shared<Vocabulary>(
+      std::vector<std::string>{"", "{", "}", " ", "{ ", " }"},
+      std::vector<TokenKind>{TokenKind::kControl, TokenKind::kText, TokenKind::kText, TokenKind::kText,
+                             TokenKind::kText, TokenKind::kText},
+      std::vector<int32_t>{0});
+  const auto g = compile("root ::= \"{\" ws \"}\"\nws ::= (\" \" ws)?");  // recursive: ws stays a rule
+  auto cache = std::make_shared<TokenMaskCache>(g, vocab);
+  GrammarMatcher m(cache);
+  std::vector<uint32_t> mask(vocab->bitmask_words());
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b010010u);  // "{", "{ "
+  ASSERT_TRUE(m.accept_token(1));
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b101100u);  // "}", " ", " }"
+  ASSERT_TRUE(m.accept_token(3));
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b101100u);  // inside ws: more spaces, or the end
+}
+
 // Every token's bytes fed to a fresh copy of the matcher: the definition of the mask.
 std::vector<uint32_t> brute_force_mask(const GrammarMatcher& m) {
   const Vocabulary& v = m.vocabulary();
@@ -185,6 +207,10 @@ TEST(Matcher, BitmaskEqualsBruteForceAlongRandomWalks) {
 pair ::= "\"" [aé]* "\"" " "? ":"? [0-9]+)",
       "root ::= (\"a\" | \"ab\" | \"b\" root)* \"}\"",
       "root ::= [^a]{2,5} \"a\"",
+      // Recursive nullable rules stay rules: rules that end in one complete through it.
+      R"(root ::= "{" ws (pair ws ("," ws pair ws)*)? "}"
+ws ::= (" " ws)?
+pair ::= "\"" [aé]* "\"" ws ":" ws [0-9]+)",
   };
   std::mt19937 rng(7);
   for (const char* text : grammars) {
