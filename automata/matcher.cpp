@@ -158,6 +158,47 @@ void GrammarMatcher::compose(std::span<const EarleyParser::Item> kernel, std::sp
   }
 }
 
+// An item (s, o) is implied by another (s', o) of the same rule when s' reaches s through
+// rule edges of nullable rules only (s' -<ws>-> s: the item after an empty `ws`): a walk
+// from s' skips those rules in every way, so it reads every token a walk from s reads, with
+// the same completions of the rule, and s's mask adds nothing to the mask of s'.
+void GrammarMatcher::prune_implied(std::vector<EarleyParser::Item>& kernel) const {
+  if (kernel.size() < 2) return;
+  const CompiledGrammar& g = grammar();
+  auto reaches = [&](uint32_t from, uint32_t to) {
+    uint32_t frontier[8];
+    size_t n = 0, head = 0;
+    frontier[n++] = from;
+    while (head < n) {
+      const uint32_t s = frontier[head++];
+      for (const auto& e : g.rule_edges(s)) {
+        if (!g.rule_nullable(e.rule)) continue;
+        if (e.target == to) return true;
+        if (n < std::size(frontier) && std::find(frontier, frontier + n, e.target) == frontier + n) frontier[n++] = e.target;
+      }
+    }
+    return false;
+  };
+  std::vector<uint8_t> implied(kernel.size(), 0);
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    for (size_t j = 0; j < kernel.size(); ++j) {
+      if (j == i || implied[j] || kernel[j].origin != kernel[i].origin ||
+          g.rule_of(kernel[j].state) != g.rule_of(kernel[i].state) || g.rule_edges(kernel[j].state).empty()) {
+        continue;
+      }
+      if (reaches(kernel[j].state, kernel[i].state)) {
+        implied[i] = 1;
+        break;
+      }
+    }
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    if (!implied[i]) kernel[k++] = kernel[i];
+  }
+  kernel.resize(k);
+}
+
 void GrammarMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
   const Vocabulary& vocab = vocabulary();
   const size_t n_words = vocab.bitmask_words();
@@ -180,6 +221,7 @@ void GrammarMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
       kernel_.push_back(it);
     }
   }
+  prune_implied(kernel_);
   ConfigurationCache& configurations = cache_->configurations();
   if (const uint64_t generation = configurations.generation(); generation != memo_generation_) {
     context_memo_.clear();

@@ -102,6 +102,8 @@ class GrammarMatcher {
   static constexpr uint32_t kNoContext = UINT32_MAX;
   uint32_t context_id(uint32_t rule, uint32_t origin, int depth);
   bool signature(std::span<const EarleyParser::Item> kernel, std::vector<uint32_t>& out);
+  /// Drops the kernel items whose mask another kernel item's mask contains (see the .cpp).
+  void prune_implied(std::vector<EarleyParser::Item>& kernel) const;
   void compose(std::span<const EarleyParser::Item> kernel, std::span<uint32_t> words);
 
   std::shared_ptr<TokenMaskCache> cache_;
