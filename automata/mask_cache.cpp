@@ -546,6 +546,12 @@ class StateWalker {
         return;
       }
       for (const auto& r : rules) {
+        // A callee whose FIRST set lacks the byte cannot read it: when it is nullable, the
+        // byte is read past it (as its start state would return at once), else not at all.
+        if (!((g_.rule_first(r.rule)[byte >> 6] >> (byte & 63)) & 1)) {
+          if (g_.rule_nullable(r.rule)) step(push(r.target, node.parent), byte, entered + 1);
+          continue;
+        }
         const uint32_t back = push(r.target, node.parent);
         step(push(g_.rule_start(r.rule), back), byte, entered + 1);
       }
