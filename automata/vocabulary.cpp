@@ -36,8 +36,6 @@ Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKi
     sorted_text_ += bytes_[id];
   }
   for (const auto& b : bytes_) max_token_bytes_ = std::max(max_token_bytes_, b.size());
-  first_byte_end_.assign(256, 0);
-  for (size_t i = 0; i < sorted_.size(); ++i) first_byte_end_[static_cast<uint8_t>(sorted_bytes(i)[0])] = static_cast<uint32_t>(i + 1);
   sorted_offset_.push_back(static_cast<uint32_t>(sorted_text_.size()));
   common_prefix_.resize(sorted_.size(), 0);
   for (size_t i = 1; i < sorted_.size(); ++i) {
@@ -59,25 +57,22 @@ Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKi
     }
     open.push_back(static_cast<uint32_t>(i));
   }
+  // prefix_end_[offset(i) + n - 1]: where the run of tokens sharing token i's first n bytes
+  // ends. Token i + 1 shares them iff its common prefix with i is at least n, and then its
+  // run ends where i's does: one backward pass, one entry per byte of the sorted text.
+  prefix_end_.resize(sorted_text_.size());
+  for (size_t i = sorted_.size(); i-- > 0;) {
+    const size_t len = sorted_offset_[i + 1] - sorted_offset_[i];
+    const size_t shared = i + 1 < sorted_.size() ? common_prefix_[i + 1] : 0;
+    for (size_t n = 1; n <= len; ++n) {
+      prefix_end_[sorted_offset_[i] + n - 1] =
+          n <= shared ? prefix_end_[sorted_offset_[i + 1] + n - 1] : static_cast<uint32_t>(i + 1);
+    }
+  }
 }
 
 size_t Vocabulary::sorted_prefix_end(size_t i, size_t n) const {
-  const std::string_view prefix = sorted_bytes(i).substr(0, n);
-  if (n == 1) return first_byte_end_[static_cast<uint8_t>(prefix[0])];
-  // Exponential then binary search: runs are usually short.
-  size_t lo = i + 1, step = 1;
-  while (lo < sorted_.size() && sorted_bytes(lo).substr(0, n) == prefix) {
-    lo += step;
-    step *= 2;
-  }
-  size_t hi = std::min(lo, sorted_.size());
-  lo = i + 1 + (step > 1 ? step / 2 - 1 : 0);
-  lo = std::min(lo, hi);
-  while (lo < hi) {
-    const size_t mid = (lo + hi) / 2;
-    if (sorted_bytes(mid).substr(0, n) == prefix) lo = mid + 1; else hi = mid;
-  }
-  return lo;
+  return prefix_end_[sorted_offset_[i] + n - 1];
 }
 
 bool Vocabulary::is_eog(int32_t id) const {

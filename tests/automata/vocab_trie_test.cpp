@@ -27,6 +27,15 @@ void expect_exact_subtrees(const Vocabulary& v) {
     if (end[i] < sorted.size()) {
       ASSERT_NE(v.token_bytes(sorted[end[i]]).substr(0, t.size()), t) << i;
     }
+    // The run of every prefix of t ends where the first token without that prefix is.
+    for (size_t n = 1; n <= t.size(); ++n) {
+      const size_t run_end = v.sorted_prefix_end(i, n);
+      ASSERT_GT(run_end, i);
+      ASSERT_EQ(v.token_bytes(sorted[run_end - 1]).substr(0, n), t.substr(0, n)) << i << " " << n;
+      if (run_end < sorted.size()) {
+        ASSERT_NE(v.token_bytes(sorted[run_end]).substr(0, n), t.substr(0, n)) << i << " " << n;
+      }
+    }
   }
 }
 
