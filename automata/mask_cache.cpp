@@ -241,6 +241,7 @@ class CanonicalNumbering {
   }
   void mix(uint64_t v) { digest_.mix(v); }
   void append_hash(std::string& out) const { digest_.append_to(out); }
+  std::pair<uint64_t, uint64_t> hash() const { return digest_.value(); }
 
  private:
   std::vector<uint64_t>& index_;
@@ -299,18 +300,104 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) 
 }
 
 // The recursive transition network a walk from `q` (a grammar rule's state) can reach: the
-// states of q's rule reachable from q and, through rule edges, the whole automata of the
-// rules called, numbered breadth-first (byte edges in order, then rule edges as (callee
-// start, return state)), each with its finality and whether it belongs to q's rule (where
-// completing means completing the walk's rule, not returning from a call). The token
-// classification of q is a function of this structure, FOLLOW of q's rule, whether the
-// output may end after it, the vocabulary and the parser limits; all of them hashed to 128
-// bits make the key. Empty when more than kMaxNetworkStates states are reachable.
+// states of q's rule reachable from q, numbered breadth-first (byte edges in order, then rule
+// edges), each with its finality, and the rules called, each named by a structural hash of
+// its automaton and its own callees (rule_hash()). The token classification of q is a
+// function of this structure, FOLLOW of q's rule, whether the output may end after it, the
+// vocabulary and the parser limits; all of them hashed to 128 bits make the key. Where a
+// callee is recursive, the network is numbered as one graph instead (network_bfs(), up to
+// kMaxNetworkStates states, else no key).
 std::string TokenMaskCache::network_signature(uint32_t q) const {
-  static constexpr size_t kMaxNetworkStates = 1024;
   const CompiledGrammar& g = *grammar_;
   const uint32_t rule = g.rule_of(q);
   std::lock_guard lock(canonical_mutex_);
+  // When every rule q's rule calls has a structural hash (none is recursive), the network is
+  // q's own rule from q with each callee named by its hash: a walk of q's rule alone, however
+  // large the rules called.
+  bool hashed = true;
+  for (uint32_t s = g.rule_start(rule); s < g.rule_end(rule) && hashed; ++s) {
+    for (const auto& e : g.rule_edges(s)) hashed = hashed && rule_hash(e.rule) != nullptr;
+  }
+  std::string key;
+  if (hashed) {
+    CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), q);
+    for (size_t i = 0; i < c.order().size(); ++i) {
+      const uint32_t s = c.order()[i];
+      c.mix((g.is_final(s) ? 1u : 0u) | 0xD0u);
+      for (const auto& e : g.byte_edges(s)) {
+        c.mix(static_cast<uint64_t>(e.lo) << 8 | e.hi);
+        c.mix(c.number(e.target));
+      }
+      c.mix(0xB0);
+      for (const auto& e : g.rule_edges(s)) {
+        const auto& h = *rule_hash(e.rule);
+        c.mix(h.first);
+        c.mix(h.second);
+        c.mix(c.number(e.target));
+      }
+      c.mix(0xC0);
+    }
+    key.assign(1, 'N');
+    c.append_hash(key);
+  } else {
+    key = network_bfs(q);
+    if (key.empty()) return key;
+  }
+  append_context(key, rule);
+  key.push_back(g.can_end_after(rule) ? '1' : '0');
+  key.append(reinterpret_cast<const char*>(&limits_.max_items_per_set), sizeof limits_.max_items_per_set);
+  key.append(reinterpret_cast<const char*>(&limits_.max_total_items), sizeof limits_.max_total_items);
+  return key;
+}
+
+// A rule's automaton in canonical form (breadth-first from its start), each rule edge
+// naming its callee by the callee's own hash: isomorphic call trees hash alike. Null for a
+// rule that calls itself, directly or not. Requires canonical_mutex_.
+const std::pair<uint64_t, uint64_t>* TokenMaskCache::rule_hash(uint32_t rule) const {
+  const CompiledGrammar& g = *grammar_;
+  if (rule_hash_state_.size() != g.num_rules()) {
+    rule_hash_state_.assign(g.num_rules(), 0);
+    rule_hash_.assign(g.num_rules(), {});
+  }
+  enum : uint8_t { kUnknown, kInProgress, kDone, kNone };
+  if (rule_hash_state_[rule] == kDone) return &rule_hash_[rule];
+  if (rule_hash_state_[rule] != kUnknown) return nullptr;  // recursive
+  rule_hash_state_[rule] = kInProgress;
+  for (uint32_t s = g.rule_start(rule); s < g.rule_end(rule); ++s) {
+    for (const auto& e : g.rule_edges(s)) {
+      if (!rule_hash(e.rule)) {
+        rule_hash_state_[rule] = kNone;
+        return nullptr;
+      }
+    }
+  }
+  CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), g.rule_start(rule));
+  for (size_t i = 0; i < c.order().size(); ++i) {
+    const uint32_t s = c.order()[i];
+    c.mix((g.is_final(s) ? 1u : 0u) | 0xE0u);
+    for (const auto& e : g.byte_edges(s)) {
+      c.mix(static_cast<uint64_t>(e.lo) << 8 | e.hi);
+      c.mix(c.number(e.target));
+    }
+    c.mix(0xB0);
+    for (const auto& e : g.rule_edges(s)) {
+      c.mix(rule_hash_[e.rule].first);
+      c.mix(rule_hash_[e.rule].second);
+      c.mix(c.number(e.target));
+    }
+    c.mix(0xC0);
+  }
+  rule_hash_[rule] = c.hash();
+  rule_hash_state_[rule] = kDone;
+  return &rule_hash_[rule];
+}
+
+// The network of q numbered as one graph (for grammars with recursion): "R" and its hash,
+// or empty past kMaxNetworkStates states. Requires canonical_mutex_.
+std::string TokenMaskCache::network_bfs(uint32_t q) const {
+  static constexpr size_t kMaxNetworkStates = 1024;
+  const CompiledGrammar& g = *grammar_;
+  const uint32_t rule = g.rule_of(q);
   CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), q);
   for (size_t i = 0; i < c.order().size(); ++i) {
     if (c.order().size() > kMaxNetworkStates) return {};
@@ -329,10 +416,6 @@ std::string TokenMaskCache::network_signature(uint32_t q) const {
   }
   std::string key = "R";
   c.append_hash(key);
-  append_context(key, rule);
-  key.push_back(g.can_end_after(rule) ? '1' : '0');
-  key.append(reinterpret_cast<const char*>(&limits_.max_items_per_set), sizeof limits_.max_items_per_set);
-  key.append(reinterpret_cast<const char*>(&limits_.max_total_items), sizeof limits_.max_total_items);
   return key;
 }
 

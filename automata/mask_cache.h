@@ -181,6 +181,10 @@ class TokenMaskCache {
   // Canonical signature of what a walk from a grammar rule's state can reach (see the .cpp),
   // or empty.
   std::string network_signature(uint32_t state) const;
+  std::string network_bfs(uint32_t state) const;
+  const std::pair<uint64_t, uint64_t>* rule_hash(uint32_t rule) const;
+  mutable std::vector<std::pair<uint64_t, uint64_t>> rule_hash_;  // by rule, under canonical_mutex_
+  mutable std::vector<uint8_t> rule_hash_state_;
   // Appends what a state's classification depends on besides its automaton: FOLLOW of
   // `rule` and the vocabulary.
   void append_context(std::string& key, uint32_t rule) const;
