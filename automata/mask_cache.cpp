@@ -320,25 +320,10 @@ std::string TokenMaskCache::network_signature(uint32_t q) const {
   }
   std::string key;
   if (hashed) {
-    CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), q);
-    for (size_t i = 0; i < c.order().size(); ++i) {
-      const uint32_t s = c.order()[i];
-      c.mix((g.is_final(s) ? 1u : 0u) | 0xD0u);
-      for (const auto& e : g.byte_edges(s)) {
-        c.mix(static_cast<uint64_t>(e.lo) << 8 | e.hi);
-        c.mix(c.number(e.target));
-      }
-      c.mix(0xB0);
-      for (const auto& e : g.rule_edges(s)) {
-        const auto& h = *rule_hash(e.rule);
-        c.mix(h.first);
-        c.mix(h.second);
-        c.mix(c.number(e.target));
-      }
-      c.mix(0xC0);
-    }
+    const auto h = hash_within_rule(q, 0xD0);
     key.assign(1, 'N');
-    c.append_hash(key);
+    key.append(reinterpret_cast<const char*>(&h.first), sizeof h.first);
+    key.append(reinterpret_cast<const char*>(&h.second), sizeof h.second);
   } else {
     key = network_bfs(q);
     if (key.empty()) return key;
@@ -371,10 +356,22 @@ const std::pair<uint64_t, uint64_t>* TokenMaskCache::rule_hash(uint32_t rule) co
       }
     }
   }
-  CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), g.rule_start(rule));
+  const auto h = hash_within_rule(g.rule_start(rule), 0xE0);
+  rule_hash_[rule] = h;
+  rule_hash_state_[rule] = kDone;
+  return &rule_hash_[rule];
+}
+
+// The states of `start`'s rule reachable from it in canonical order (breadth-first, byte
+// edges then rule edges), each with its finality, byte edges, and rule edges naming the
+// callee by rule_hash() (computed already for every callee), hashed with `tag`. Requires
+// canonical_mutex_.
+std::pair<uint64_t, uint64_t> TokenMaskCache::hash_within_rule(uint32_t start, uint32_t tag) const {
+  const CompiledGrammar& g = *grammar_;
+  CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), start);
   for (size_t i = 0; i < c.order().size(); ++i) {
     const uint32_t s = c.order()[i];
-    c.mix((g.is_final(s) ? 1u : 0u) | 0xE0u);
+    c.mix((g.is_final(s) ? 1u : 0u) | tag);
     for (const auto& e : g.byte_edges(s)) {
       c.mix(static_cast<uint64_t>(e.lo) << 8 | e.hi);
       c.mix(c.number(e.target));
@@ -387,9 +384,7 @@ const std::pair<uint64_t, uint64_t>* TokenMaskCache::rule_hash(uint32_t rule) co
     }
     c.mix(0xC0);
   }
-  rule_hash_[rule] = c.hash();
-  rule_hash_state_[rule] = kDone;
-  return &rule_hash_[rule];
+  return c.hash();
 }
 
 // The network of q numbered as one graph (for grammars with recursion): "R" and its hash,

@@ -183,6 +183,7 @@ class TokenMaskCache {
   std::string network_signature(uint32_t state) const;
   std::string network_bfs(uint32_t state) const;
   const std::pair<uint64_t, uint64_t>* rule_hash(uint32_t rule) const;
+  std::pair<uint64_t, uint64_t> hash_within_rule(uint32_t start, uint32_t tag) const;
   mutable std::vector<std::pair<uint64_t, uint64_t>> rule_hash_;  // by rule, under canonical_mutex_
   mutable std::vector<uint8_t> rule_hash_state_;
   // Appends what a state's classification depends on besides its automaton: FOLLOW of
