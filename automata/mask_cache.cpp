@@ -177,8 +177,9 @@ class SharedStateMasks {
     auto it = map_.find(key);
     return it == map_.end() ? nullptr : it->second;
   }
-  void insert(std::string key, std::shared_ptr<const StateMask> mask) {
-    const size_t size = key.size() + mask->memory_bytes();
+  /// With `alias`, the mask is stored under another key already and only the key counts.
+  void insert(std::string key, std::shared_ptr<const StateMask> mask, bool alias = false) {
+    const size_t size = key.size() + (alias ? 0 : mask->memory_bytes());
     std::lock_guard lock(mutex_);
     if (bytes_ + size > kMaxBytes) {
       map_.clear();
@@ -295,7 +296,8 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) 
   }
   ++computations_;
   auto mask = compute(state);
-  SharedStateMasks::instance().insert(std::move(key), mask);
+  // compute() stored it under the key of its walk's parts already: counted once.
+  SharedStateMasks::instance().insert(std::move(key), mask, /*alias=*/true);
   return mask;
 }
 
