@@ -46,17 +46,6 @@ Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKi
     while (k < n && a[k] == b[k]) ++k;
     common_prefix_[i] = static_cast<uint32_t>(k);
   }
-  // Token t is a prefix of every later token until the first whose common prefix with its
-  // predecessor is shorter than t (sorted order): a stack of open prefixes.
-  subtree_end_.assign(sorted_.size(), static_cast<uint32_t>(sorted_.size()));
-  std::vector<uint32_t> open;
-  for (size_t i = 0; i < sorted_.size(); ++i) {
-    while (!open.empty() && bytes_[sorted_[open.back()]].size() > common_prefix_[i]) {
-      subtree_end_[open.back()] = static_cast<uint32_t>(i);
-      open.pop_back();
-    }
-    open.push_back(static_cast<uint32_t>(i));
-  }
   // prefix_end_[offset(i) + n - 1]: where the run of tokens sharing token i's first n bytes
   // ends. Token i + 1 shares them iff its common prefix with i is at least n, and then its
   // run ends where i's does: one backward pass, one entry per byte of the sorted text.
@@ -69,6 +58,9 @@ Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKi
           n <= shared ? prefix_end_[sorted_offset_[i + 1] + n - 1] : static_cast<uint32_t>(i + 1);
     }
   }
+  // A token's subtree is the run of its whole bytes.
+  subtree_end_.resize(sorted_.size());
+  for (size_t i = 0; i < sorted_.size(); ++i) subtree_end_[i] = prefix_end_[sorted_offset_[i + 1] - 1];
 }
 
 size_t Vocabulary::sorted_prefix_end(size_t i, size_t n) const {
