@@ -995,6 +995,7 @@ std::shared_ptr<const StateMask> TokenMaskCache::walk_automaton(uint32_t state, 
   }
   // Mostly accepted (a string body): start from every text token and take out the
   // segments that are not, then the exceptions; else set the accepted ones.
+  out.accepted.assign(vocab.bitmask_words(), 0);
   auto set = [&](int32_t id) { out.accepted[id >> 5] |= 1u << (id & 31); };
   if (complement_tokens * 2 > sorted.size()) {
     std::vector<uint32_t> bits = all_text_bits();
@@ -1155,12 +1156,12 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute(uint32_t state) {
   const auto t0 = std::chrono::steady_clock::now();
   const Vocabulary& vocab = *vocabulary_;
   PartialMask part;
-  part.accepted.assign(vocab.bitmask_words(), 0);
   std::string parts_key;
   if (!grammar_->rule_automaton_key(grammar_->rule_of(state)).empty()) {
-    if (auto hit = walk_automaton(state, part, parts_key)) return hit;
-  } else if (!compose(state, part)) {
-    walk_vocabulary(state, false, part);
+    if (auto hit = walk_automaton(state, part, parts_key)) return hit;  // no bitmask made
+  } else {
+    part.accepted.assign(vocab.bitmask_words(), 0);
+    if (!compose(state, part)) walk_vocabulary(state, false, part);
   }
   auto out = std::make_shared<StateMask>();
   size_t accepted = 0;

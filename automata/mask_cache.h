@@ -150,8 +150,8 @@ class TokenMaskCache {
   std::shared_ptr<const StateMask> compute(uint32_t state);
   std::shared_ptr<const StateMask> compute_shared(uint32_t state);
   void walk_vocabulary(uint32_t state, bool skip_seed_rules, PartialMask& out) const;
-  /// Fills `out`, or returns the mask of a state whose walk had the same parts (then `out`
-  /// is not filled); `parts_key` is set to the key of those parts.
+  /// Fills `out` (its bitmask made here), or returns the mask of a state whose walk had the
+  /// same parts (then `out` is not filled); `parts_key` is set to the key of those parts.
   std::shared_ptr<const StateMask> walk_automaton(uint32_t state, PartialMask& out, std::string& parts_key) const;
   bool compose(uint32_t state, PartialMask& out);
   /// get(), or with !wait null when the state's class is being computed already.
