@@ -240,12 +240,14 @@ class CharDfaBuilder {
 CharDfa CharDfa::none() {
   CharDfa d;
   d.states_.emplace_back();
+  d.minimal_ = true;
   return d;
 }
 
 CharDfa CharDfa::all() {
   CharDfa d;
   d.states_.push_back({{{0, kMaxCodepoint, 0}}, true});
+  d.minimal_ = true;
   return d;
 }
 
@@ -253,6 +255,11 @@ CharDfa CharDfa::literal(std::string_view text) { return literals({std::string(t
 
 CharDfa CharDfa::literals(const std::vector<std::string>& texts) {
   // A trie of the code points (a DFA as it stands), then minimized: shared suffixes merge.
+  // The trie is acyclic, so it is minimized bottom-up (Revuz, "Minimisation of acyclic
+  // deterministic automata in linear time", TCS 1992): two states are equivalent exactly
+  // when they agree on finality and on the classes their edges lead to. A state's children
+  // were created after it, so a pass from the last state to the first sees every child's
+  // class before its parent's.
   std::vector<State> states(1);
   for (const std::string& text : texts) {
     uint32_t q = 0;
@@ -273,10 +280,50 @@ CharDfa CharDfa::literals(const std::vector<std::string>& texts) {
     }
     states[q].final = true;
   }
+  const size_t n = states.size();
+  std::vector<uint32_t> cls(n);
+  std::unordered_map<std::vector<uint32_t>, uint32_t, VecHash> class_of;
+  std::vector<uint32_t> rep;  // class → its first (lowest) state
+  std::vector<uint32_t> key;
+  for (size_t s = n; s-- > 0;) {
+    // Finality, then the edges with targets as classes, adjacent ranges to one class merged.
+    key.assign(1, states[s].final ? 1u : 0u);
+    for (const Edge& e : states[s].edges) {
+      const uint32_t t = cls[e.target];
+      if (key.size() > 1 && key.back() == t && key[key.size() - 2] + 1 == e.lo) {
+        key[key.size() - 2] = e.hi;
+      } else {
+        key.insert(key.end(), {e.lo, e.hi, t});
+      }
+    }
+    auto [it, fresh] = class_of.try_emplace(key, static_cast<uint32_t>(rep.size()));
+    if (fresh) rep.push_back(static_cast<uint32_t>(s));
+    rep[it->second] = static_cast<uint32_t>(s);  // lowest so far (the pass goes downwards)
+    cls[s] = it->second;
+  }
+  // Number the classes by their lowest state, as minimized() does (the start's class first).
+  std::vector<uint32_t> order(rep.size());
+  for (uint32_t c = 0; c < rep.size(); ++c) order[c] = c;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return rep[a] < rep[b]; });
+  std::vector<uint32_t> id(rep.size());
+  for (uint32_t i = 0; i < order.size(); ++i) id[order[i]] = i;
   CharDfa d;
-  d.states_ = std::move(states);
-  // One text's chain is minimal as it stands.
-  return texts.size() == 1 ? d : d.minimized();
+  d.states_.resize(rep.size());
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    const State& st = states[rep[order[i]]];
+    State& o = d.states_[i];
+    o.final = st.final;
+    for (const Edge& e : st.edges) {
+      const uint32_t t = id[cls[e.target]];
+      if (!o.edges.empty() && o.edges.back().target == t && o.edges.back().hi + 1 == e.lo) {
+        o.edges.back().hi = e.hi;
+      } else {
+        o.edges.push_back({e.lo, e.hi, t});
+      }
+    }
+  }
+  d.minimal_ = true;
+  return d;
 }
 
 CharDfa CharDfa::length(uint32_t min, uint32_t max) { return length(min, max, Expr::any_codepoint().ranges); }
@@ -297,6 +344,7 @@ CharDfa CharDfa::length(uint32_t min, uint32_t max, const std::vector<CodepointR
   }
   CharDfa d;
   d.states_ = std::move(states);
+  d.minimal_ = !any.empty();  // without code points, every state past the start is unreachable
   return d;
 }
 
@@ -329,6 +377,7 @@ CharDfa CharDfa::unite(const CharDfa& a, const CharDfa& b) { return CharDfaBuild
 
 CharDfa CharDfa::completed() const {
   CharDfa out = *this;
+  out.minimal_ = false;  // its sink is a dead state
   const uint32_t sink = static_cast<uint32_t>(out.states_.size());
   bool used = false;
   for (auto& st : out.states_) {
@@ -350,10 +399,62 @@ CharDfa CharDfa::completed() const {
 CharDfa CharDfa::complement() const {
   CharDfa out = completed();
   for (auto& st : out.states_) st.final = !st.final;
-  return out.minimized();
+  if (!minimal_) return out.minimized();
+  // Minimal and complete, the flipped automaton is minimal (its states accept pairwise
+  // different languages, as before). In the partial form, only states that reach no final
+  // state go: the one state (if any) that accepted every string. The sink, now accepting
+  // every string, is equivalent to no live state, unless the language was empty (the
+  // start was the only state and dead): then the complement is all().
+  if (states_.size() == 1 && !states_[0].final && states_[0].edges.empty()) return all();
+  const size_t n = out.states_.size();
+  std::vector<std::vector<uint32_t>> preds(n);
+  for (uint32_t s = 0; s < n; ++s) {
+    for (const auto& e : out.states_[s].edges) preds[e.target].push_back(s);
+  }
+  std::vector<char> live(n, 0);
+  std::vector<uint32_t> stack;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (out.states_[s].final) live[s] = 1, stack.push_back(s);
+  }
+  while (!stack.empty()) {
+    const uint32_t s = stack.back();
+    stack.pop_back();
+    for (uint32_t p : preds[s]) {
+      if (!live[p]) live[p] = 1, stack.push_back(p);
+    }
+  }
+  if (!live[0]) return none();  // the language was every string
+  // The sink (the last state) stays out when no edge needed it: this automaton was complete.
+  live[n - 1] = live[n - 1] && std::any_of(preds[n - 1].begin(), preds[n - 1].end(),
+                                           [&](uint32_t p) { return p != n - 1; });
+  std::vector<uint32_t> id(n, UINT32_MAX);
+  uint32_t count = 0;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (live[s]) id[s] = count++;
+  }
+  CharDfa d;
+  d.states_.resize(count);
+  for (uint32_t s = 0; s < n; ++s) {
+    if (id[s] == UINT32_MAX) continue;
+    State& o = d.states_[id[s]];
+    o.final = out.states_[s].final;
+    if (!live[s]) continue;
+    for (const auto& e : out.states_[s].edges) {
+      if (!live[e.target]) continue;
+      const uint32_t t = id[e.target];
+      if (!o.edges.empty() && o.edges.back().target == t && o.edges.back().hi + 1 == e.lo) {
+        o.edges.back().hi = e.hi;
+      } else {
+        o.edges.push_back({e.lo, e.hi, t});
+      }
+    }
+  }
+  d.minimal_ = true;
+  return d;
 }
 
 CharDfa CharDfa::minimized() const {
+  if (minimal_) return *this;
   // Drop states that cannot reach a final state (keeping the start).
   const size_t n = states_.size();
   std::vector<std::vector<uint32_t>> preds(n);
@@ -429,6 +530,7 @@ CharDfa CharDfa::minimized() const {
       }
     }
   }
+  out.minimal_ = true;
   return out;
 }
 

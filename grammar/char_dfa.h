@@ -60,10 +60,13 @@ class CharDfa {
 
   static CharDfa intersect(const CharDfa& a, const CharDfa& b);
   static CharDfa unite(const CharDfa& a, const CharDfa& b);
-  /// Strings not in the language (within all strings).
+  /// Strings not in the language (within all strings). O(states + edges) when this
+  /// automaton is known minimal (as every operation here except from_states returns it):
+  /// the complement of a minimal complete DFA is minimal, so only the one state accepting
+  /// every string (now dead) is dropped and nothing is refined.
   CharDfa complement() const;
   /// The smallest equivalent DFA (partition refinement, partition_refinement.h) without
-  /// dead states.
+  /// dead states; a copy when this automaton is known minimal already.
   CharDfa minimized() const;
 
   bool empty() const;
@@ -79,6 +82,9 @@ class CharDfa {
  private:
   CharDfa completed() const;  // every code point has an edge (to a dead sink if need be)
   std::vector<State> states_;  // state 0 is the start
+  // Known to have no dead states (but the start) and no two equivalent states: the output
+  // of minimized() or of a construction that is minimal as it stands.
+  bool minimal_ = false;
   friend class CharDfaBuilder;
 };
 

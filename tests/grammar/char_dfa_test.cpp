@@ -2,6 +2,8 @@
 // strings, and the JSON-string embedding (raw characters and escapes).
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "automata/earley.h"
 #include "grammar/char_dfa.h"
 
@@ -30,6 +32,69 @@ TEST(CharDfa, BooleanOperationsMatchTheirDefinitions) {
   EXPECT_FALSE(a.single_string(one));
   // Minimization: (ab|ab)* and (ab)* are the same automaton.
   EXPECT_EQ(re("(ab|ab)*").size(), re("(ab)*").size());
+}
+
+// The states reachable from the start, in breadth-first order.
+std::vector<uint32_t> bfs_order(const CharDfa& d) {
+  std::vector<char> seen(d.size(), 0);
+  std::vector<uint32_t> order{0};
+  seen[0] = 1;
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (const auto& e : d.states()[order[i]].edges) {
+      if (!seen[e.target]) seen[e.target] = 1, order.push_back(e.target);
+    }
+  }
+  return order;
+}
+
+// The reachable states in breadth-first order, edges in order: two automata have equal
+// forms exactly when their reachable parts are the same up to state numbering.
+std::vector<uint32_t> canonical_form(const CharDfa& d) {
+  const std::vector<uint32_t> order = bfs_order(d);
+  std::vector<uint32_t> id(d.size(), UINT32_MAX), out;
+  for (uint32_t i = 0; i < order.size(); ++i) id[order[i]] = i;
+  for (uint32_t s : order) {
+    out.push_back(d.states()[s].final ? 1 : 0);
+    out.push_back(static_cast<uint32_t>(d.states()[s].edges.size()));
+    for (const auto& e : d.states()[s].edges) out.insert(out.end(), {e.lo, e.hi, id[e.target]});
+  }
+  return out;
+}
+
+// literals() minimizes its trie bottom-up and complement() of a minimal automaton skips
+// refinement; both must give what partition refinement gives (from_states() forgets that
+// an automaton is minimal, so its minimized() and complement() take the general path).
+TEST(CharDfa, ShortcutsGiveThePartitionRefinementResult) {
+  std::mt19937 rng(7);
+  const std::vector<std::string> letters{"a", "b", "c", "\xc3\xa9", "\""};
+  std::vector<CharDfa> samples{CharDfa::none(), CharDfa::all(), CharDfa::literal(""), re("[a-c]+x?"),
+                               re("(ab)*|c"), CharDfa::length(2, 5), CharDfa::length(1, kUnbounded),
+                               CharDfa::literal("ab").complement()};  // complete: no sink needed
+  for (int trial = 0; trial < 60; ++trial) {
+    std::vector<std::string> texts(1 + rng() % 12);
+    for (auto& t : texts) {
+      for (size_t n = rng() % 6; n > 0; --n) t += letters[rng() % letters.size()];
+    }
+    const CharDfa lits = CharDfa::literals(texts);
+    CharDfa united = CharDfa::literal(texts[0]);
+    for (const auto& t : texts) united = CharDfa::unite(united, CharDfa::literal(t));
+    EXPECT_EQ(canonical_form(lits), canonical_form(united)) << "trial " << trial;
+    EXPECT_EQ(CharDfa::from_states(lits.states()).minimized().size(), lits.size()) << "trial " << trial;
+    for (const auto& t : texts) EXPECT_TRUE(lits.accepts(t)) << t;
+    samples.push_back(lits);
+  }
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const CharDfa& x = samples[i];
+    const CharDfa fast = x.complement();
+    const CharDfa general = CharDfa::from_states(x.states()).complement();
+    EXPECT_EQ(canonical_form(fast), canonical_form(general)) << "sample " << i;
+    EXPECT_EQ(CharDfa::from_states(fast.states()).minimized().size(), fast.size()) << "sample " << i;
+    EXPECT_EQ(bfs_order(fast).size(), fast.size()) << "sample " << i << ": an unreachable state";
+    EXPECT_EQ(canonical_form(fast.complement()), canonical_form(x.minimized())) << "sample " << i;
+    for (const std::string s : {"", "a", "ab", "abab", "c", "\xc3\xa9\"", "zz", "abx", "\"\""}) {
+      EXPECT_EQ(fast.accepts(s), !x.accepts(s)) << "sample " << i << ": " << s;
+    }
+  }
 }
 
 bool json_body_matches(const CharDfa& dfa, const std::string& body) {
