@@ -104,7 +104,7 @@ class GrammarCompiler {
   static std::shared_ptr<const CompiledGrammar> run(Grammar&& grammar, const CompileLimits& limits) {
     validate(grammar);
     const size_t num_rules = grammar.rules.size();
-    const Grammar inlined = limits.inline_rules ? inline_rules(grammar) : grammar;
+    const InlinePlan plan = limits.inline_rules ? plan_inlining(grammar) : InlinePlan();
     std::vector<RuleDfa> dfas(num_rules);
     std::vector<char> compiled(num_rules, 0);
     std::vector<std::vector<uint32_t>> keys(num_rules);
@@ -117,13 +117,13 @@ class GrammarCompiler {
       if (compiled[r]) continue;
       compiled[r] = 1;
       RuleDfa dfa;
-      keys[r] = automaton_key(inlined.rules[r], limits);
+      keys[r] = automaton_key(plan.resolve(grammar.rules[r].body), limits);
       try {
-        dfa = build_dfa(inlined.rules[r], limits, keys[r]);
+        dfa = build_dfa(grammar.rules[r], limits, keys[r], &plan);
       } catch (const GrammarError&) {
         if (!limits.inline_rules) throw;
-        keys[r] = automaton_key(grammar.rules[r], limits);
-        dfa = build_dfa(grammar.rules[r], limits, keys[r]);  // inlining made it too big: keep the calls
+        keys[r] = automaton_key(grammar.rules[r].body, limits);
+        dfa = build_dfa(grammar.rules[r], limits, keys[r], nullptr);  // inlining made it too big: keep the calls
       }
       total += dfa.size();
       if (total > limits.max_total_states) {
@@ -154,10 +154,22 @@ class GrammarCompiler {
     out->rule_begin_.push_back(0);
     uint32_t base = 0;
     std::vector<uint32_t> bases(num_rules);
+    size_t num_bytes = 0, num_calls = 0;
     for (size_t r = 0; r < num_rules; ++r) {
       bases[r] = base;
       base += dfas[r].size();
+      num_bytes += dfas[r].bytes.size();
+      num_calls += dfas[r].rules.size();
     }
+    out->rule_start_.reserve(num_rules);
+    out->rule_nullable_.reserve(num_rules);
+    out->rule_names_.reserve(num_rules);
+    out->state_rule_.reserve(base);
+    out->state_final_.reserve(base);
+    out->byte_begin_.reserve(base + 1);
+    out->rule_begin_.reserve(base + 1);
+    out->byte_edges_.reserve(num_bytes);
+    out->rule_edges_.reserve(num_calls);
     for (size_t r = 0; r < num_rules; ++r) {
       out->rule_start_.push_back(bases[r]);
       out->rule_nullable_.push_back(nullable[r]);
@@ -187,13 +199,13 @@ class GrammarCompiler {
  private:
   // The identity of an automaton-only rule (one embedded automaton, e.g. a JSON Schema string
   // or number language): its flags and the automaton's states. Empty for other rules.
-  static std::vector<uint32_t> automaton_key(const Rule& rule, const CompileLimits& limits) {
+  static std::vector<uint32_t> automaton_key(const Expr& body, const CompileLimits& limits) {
     std::vector<uint32_t> key;
-    if (rule.body.kind != Expr::Kind::kAutomaton || !rule.body.automaton) return key;
-    key.push_back(rule.body.json_string ? 1 : 0);
+    if (body.kind != Expr::Kind::kAutomaton || !body.automaton) return key;
+    key.push_back(body.json_string ? 1 : 0);
     key.push_back(limits.max_states_per_rule);
     key.push_back(limits.max_states_to_minimize);
-    for (const auto& st : rule.body.automaton->states()) {
+    for (const auto& st : body.automaton->states()) {
       key.push_back(st.final ? 1 : 0);
       key.push_back(static_cast<uint32_t>(st.edges.size()));
       for (const auto& e : st.edges) key.insert(key.end(), {e.lo, e.hi, e.target});
@@ -203,14 +215,17 @@ class GrammarCompiler {
 
   // An automaton-only rule does not depend on the rest of the grammar: its byte automaton is
   // cached process-wide, since the same formats and string languages recur across schemas.
-  static RuleDfa build_dfa(const Rule& rule, const CompileLimits& limits, const std::vector<uint32_t>& key) {
+  // With `plan`, the references it substitutes are built as the bodies they stand for.
+  static RuleDfa build_dfa(const Rule& rule, const CompileLimits& limits, const std::vector<uint32_t>& key,
+                           const InlinePlan* plan) {
     if (!key.empty()) {
       if (auto hit = AutomatonRuleCache::instance().find(key)) return *hit;
     }
-    RuleDfa dfa = determinize_rule(rule, limits.max_states_per_rule);
+    RuleDfa dfa = determinize_rule(rule, limits.max_states_per_rule, plan);
     // A whole-rule automaton is built minimal already (DirectAutomatonDfa, from a minimal
     // code-point DFA: every CharDfa operation returns one).
-    if (rule.body.kind != Expr::Kind::kAutomaton && dfa.size() <= limits.max_states_to_minimize) dfa = minimize(dfa);
+    const Expr& body = plan ? plan->resolve(rule.body) : rule.body;
+    if (body.kind != Expr::Kind::kAutomaton && dfa.size() <= limits.max_states_to_minimize) dfa = minimize(dfa);
     if (!key.empty()) AutomatonRuleCache::instance().insert(key, dfa);
     return dfa;
   }
@@ -257,10 +272,24 @@ class GrammarCompiler {
     // parsers that ask whether a frame may complete here need not look through rule edges
     // (`x ::= "a" ws` may complete right after "a" when ws is nullable).
     for (uint32_t q = 0; q < ns; ++q) g.state_final_[q] = static_cast<uint8_t>(nullable_state[q]);
-    std::vector<Bits> first(ns, Bits{});
-    for (uint32_t q = 0; q < ns; ++q) {
-      for (const auto& e : g.byte_edges(q)) set_range(first[q], e.lo, e.hi);
+    // FIRST bytes are needed only where rule edges leave, start or land (most states of a
+    // large grammar are inside automata and have none); they get a slot each.
+    std::vector<uint32_t> slot(ns, UINT32_MAX);
+    uint32_t num_slots = 0;
+    auto need = [&](uint32_t q) {
+      if (slot[q] == UINT32_MAX) slot[q] = num_slots++;
+    };
+    for (uint32_t r = 0; r < nr; ++r) need(g.rule_start(r));
+    for (const uint32_t q : callers) {
+      need(q);
+      for (const auto& e : g.rule_edges(q)) need(e.target);
     }
+    std::vector<Bits> first_slots(num_slots, Bits{});
+    for (uint32_t q = 0; q < ns; ++q) {
+      if (slot[q] == UINT32_MAX) continue;
+      for (const auto& e : g.byte_edges(q)) set_range(first_slots[slot[q]], e.lo, e.hi);
+    }
+    auto first = [&](uint32_t q) -> Bits& { return first_slots[slot[q]]; };
     // FIRST through rule edges, by a worklist: a caller is looked at again only when a
     // state it reads from (a callee's start, or past a nullable callee the edge's target)
     // gained bytes.
@@ -290,8 +319,8 @@ class GrammarCompiler {
         queued[q] = 0;
         bool changed = false;
         for (const auto& e : g.rule_edges(q)) {
-          changed |= merge(first[q], first[g.rule_start(e.rule)]);
-          if (g.rule_nullable(e.rule)) changed |= merge(first[q], first[e.target]);
+          changed |= merge(first(q), first(g.rule_start(e.rule)));
+          if (g.rule_nullable(e.rule)) changed |= merge(first(q), first(e.target));
         }
         if (!changed) continue;
         for (uint32_t k = dep_begin[q]; k < dep_begin[q + 1]; ++k) {
@@ -300,7 +329,7 @@ class GrammarCompiler {
       }
     }
     g.rule_first_.resize(nr);
-    for (uint32_t r = 0; r < nr; ++r) g.rule_first_[r] = first[g.rule_start(r)];
+    for (uint32_t r = 0; r < nr; ++r) g.rule_first_[r] = first(g.rule_start(r));
     // FOLLOW: what comes after each call, then, along calls that may end their caller,
     // the caller's FOLLOW (and end of output), propagated by a worklist over rules.
     g.follow_.assign(nr, Bits{});
@@ -309,7 +338,7 @@ class GrammarCompiler {
     std::vector<std::vector<uint32_t>> tail_calls(nr);  // parent → callees that may end it
     for (const uint32_t p : callers) {
       for (const auto& e : g.rule_edges(p)) {
-        merge(g.follow_[e.rule], first[e.target]);
+        merge(g.follow_[e.rule], first(e.target));
         if (nullable_state[e.target]) tail_calls[g.rule_of(p)].push_back(e.rule);
       }
     }

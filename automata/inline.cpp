@@ -1,4 +1,4 @@
-// automata/inline.cpp — substitute non-recursive rules into the rules that use them.
+// automata/inline.cpp — plan which rule references are substituted by the rule bodies.
 //
 // A rule that is not part of a recursion cycle can be replaced by its body wherever it is
 // referenced. The per-rule automata then cover longer stretches of text, so the parser makes
@@ -15,23 +15,25 @@ namespace lockstep {
 
 namespace {
 
-// Roughly the automaton states a body expands into (repetitions multiply their child).
-size_t expanded_size(const Expr& e) {
+// Roughly the automaton states a body expands into (repetitions multiply their child); a
+// substituted reference counts as its rule's planned size.
+size_t expanded_size(const Expr& e, const std::unordered_set<const Expr*>& substituted,
+                     const std::vector<size_t>& planned) {
   constexpr size_t kCap = size_t{1} << 40;
   switch (e.kind) {
     case Expr::Kind::kEmpty: return 1;
     case Expr::Kind::kLiteral: return e.bytes.size();
     case Expr::Kind::kCharClass: return 2 * e.ranges.size() + 1;
-    case Expr::Kind::kRuleRef: return 1;
+    case Expr::Kind::kRuleRef: return substituted.count(&e) ? planned[e.rule] : 1;
     case Expr::Kind::kAutomaton: return 4 * e.automaton->size() + 1;
     case Expr::Kind::kRepeat: {
-      const size_t child = expanded_size(e.children[0]);
+      const size_t child = expanded_size(e.children[0], substituted, planned);
       const size_t times = e.max == kUnbounded ? size_t{e.min} + 1 : e.max;
       return std::min(kCap, child * std::max<size_t>(1, times) + 1);
     }
     default: {
       size_t n = 1;
-      for (const auto& c : e.children) n = std::min(kCap, n + expanded_size(c));
+      for (const auto& c : e.children) n = std::min(kCap, n + expanded_size(c, substituted, planned));
       return n;
     }
   }
@@ -99,7 +101,13 @@ std::vector<char> recursive_rules(const Grammar& g, const std::vector<std::vecto
 
 }  // namespace
 
-Grammar inline_rules(const Grammar& g, const InlineLimits& limits) {
+const Expr& InlinePlan::resolve(const Expr& e) const {
+  const Expr* x = &e;
+  while (x->kind == Expr::Kind::kRuleRef && substitutes(*x)) x = &body(x->rule);
+  return *x;
+}
+
+InlinePlan plan_inlining(const Grammar& g, const InlineLimits& limits) {
   const size_t n = g.rules.size();
   std::vector<std::vector<uint32_t>> refs(n);
   for (size_t r = 0; r < n; ++r) {
@@ -139,28 +147,30 @@ Grammar inline_rules(const Grammar& g, const InlineLimits& limits) {
   };
   for (const auto& r : g.rules) count(r.body);
 
-  Grammar out = g;
+  InlinePlan plan;
+  plan.grammar_ = &g;
   std::vector<size_t> size(n, 0);
-  std::function<void(Expr&, size_t&)> substitute = [&](Expr& e, size_t& budget) {
+  // References are decided in the order a substituting pass would meet them: depth first,
+  // children in order, never inside a body just substituted (its references were decided
+  // with its own rule).
+  std::function<void(const Expr&, size_t&)> decide = [&](const Expr& e, size_t& budget) {
     if (e.kind == Expr::Kind::kRuleRef) {
       const uint32_t r = e.rule;
       const bool small = size[r] <= limits.max_rule_size || (uses[r] == 1 && size[r] <= limits.max_single_use_size);
-      if (!recursive[r] && r != out.root && !out.rules[r].no_inline && small && size[r] <= budget) {
+      if (!recursive[r] && r != g.root && !g.rules[r].no_inline && small && size[r] <= budget) {
         budget -= size[r];
-        const SourceLocation where = e.where;
-        e = out.rules[r].body;
-        if (e.where.line == 0) e.where = where;
+        plan.substituted_.insert(&e);
       }
       return;
     }
-    for (auto& c : e.children) substitute(c, budget);
+    for (const auto& c : e.children) decide(c, budget);
   };
   for (uint32_t r : order) {
     size_t budget = limits.max_body_size;
-    substitute(out.rules[r].body, budget);
-    size[r] = expanded_size(out.rules[r].body);
+    decide(g.rules[r].body, budget);
+    size[r] = expanded_size(g.rules[r].body, plan.substituted_, size);
   }
-  return out;
+  return plan;
 }
 
 }  // namespace lockstep

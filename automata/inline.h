@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <unordered_set>
 
 #include "grammar/grammar.h"
 
@@ -17,9 +19,34 @@ struct InlineLimits {
   size_t max_body_size = 20000;
 };
 
-/// The same language with every non-recursive rule (other than the root) substituted into
-/// the bodies that reference it, within the size limits. Rules keep their indices;
-/// rules no longer referenced stay in the grammar (the compiler skips unreachable rules).
-Grammar inline_rules(const Grammar& grammar, const InlineLimits& limits = {});
+/// Which rule references inlining substitutes: every reference to a non-recursive rule
+/// (other than the root) within the size limits stands for that rule's body, read with the
+/// same plan (so the callee's own substitutions apply inside it). Nothing is copied: the
+/// automaton builder (rule_automaton.h) follows substituted references as it goes, so a
+/// body shared by many callers exists once. A plan points into the grammar it was made
+/// for, which must outlive it and stay unchanged.
+class InlinePlan {
+ public:
+  /// A plan that substitutes nothing (inlining off).
+  InlinePlan() = default;
+  /// True when the rule reference `ref` (a node of a rule body of the planned grammar)
+  /// stands for the referenced rule's body.
+  bool substitutes(const Expr& ref) const { return substituted_.count(&ref) != 0; }
+  /// `e`, or, while it is a substituted reference, the body it stands for.
+  const Expr& resolve(const Expr& e) const;
+  /// The body of `rule` in the planned grammar.
+  const Expr& body(uint32_t rule) const { return grammar_->rules[rule].body; }
+
+ private:
+  const Grammar* grammar_ = nullptr;
+  std::unordered_set<const Expr*> substituted_;
+  friend InlinePlan plan_inlining(const Grammar&, const InlineLimits&);
+};
+
+/// Plans inlining for `grammar`: rules are processed callees first, and a rule whose
+/// (already inlined) body expands beyond the limits stays a rule. The language does not
+/// change. Rules keep their indices; rules no longer referenced stay in the grammar (the
+/// compiler skips unreachable rules).
+InlinePlan plan_inlining(const Grammar& grammar, const InlineLimits& limits = {});
 
 }  // namespace lockstep

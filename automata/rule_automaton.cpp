@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "automata/inline.h"
 #include "automata/utf8_ranges.h"
 #include "grammar/char_dfa.h"
 #include "grammar/partition_refinement.h"
@@ -127,7 +128,7 @@ class Nfa {
     uint32_t from, to;
   };
 
-  Nfa(const Rule& rule, uint32_t limit) : rule_(rule), limit_(limit) {
+  Nfa(const Rule& rule, uint32_t limit, const InlinePlan* plan) : rule_(rule), limit_(limit), plan_(plan) {
     start = add_state();
     accept = add_state();
     build(rule.body, start, accept);
@@ -225,7 +226,11 @@ class Nfa {
         return;
       }
       case Expr::Kind::kRuleRef:
-        rules.push_back({from, e.rule, to});
+        if (plan_ && plan_->substitutes(e)) {
+          build(plan_->body(e.rule), from, to);
+        } else {
+          rules.push_back({from, e.rule, to});
+        }
         return;
       case Expr::Kind::kAutomaton: {
         const auto& st = e.automaton->states();
@@ -298,6 +303,7 @@ class Nfa {
 
   const Rule& rule_;
   uint32_t limit_;
+  const InlinePlan* plan_;
   std::unordered_map<const Expr*, std::vector<std::vector<ByteRange>>> class_cache_;
 };
 
@@ -511,11 +517,12 @@ class DirectAutomatonDfa {
 
 }  // namespace
 
-RuleDfa determinize_rule(const Rule& rule, uint32_t max_states) {
-  if (rule.body.kind == Expr::Kind::kAutomaton && rule.body.automaton) {
-    return DirectAutomatonDfa(*rule.body.automaton, rule.body.json_string, rule, max_states).build();
+RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan* plan) {
+  const Expr& body = plan ? plan->resolve(rule.body) : rule.body;
+  if (body.kind == Expr::Kind::kAutomaton && body.automaton) {
+    return DirectAutomatonDfa(*body.automaton, body.json_string, rule, max_states).build();
   }
-  const Nfa nfa(rule, max_states);
+  const Nfa nfa(rule, max_states, plan);
   RuleDfa dfa;
   SeqTable sets;
   std::vector<uint32_t> mark(nfa.num_states, 0);

@@ -14,6 +14,8 @@
 
 namespace lockstep {
 
+class InlinePlan;
+
 /// A DFA with states 0..n-1, state 0 the start. Edges of state s:
 /// bytes[byte_begin[s] .. byte_begin[s+1]) (disjoint, sorted) and rules[rule_begin[s] ..
 /// rule_begin[s+1]) (sorted by rule, one per rule).
@@ -38,9 +40,10 @@ struct RuleDfa {
   }
 };
 
-/// Thompson NFA + subset construction for `rule`. Throws GrammarError naming the rule when
-/// it needs more than `max_states` states.
-RuleDfa determinize_rule(const Rule& rule, uint32_t max_states);
+/// Thompson NFA + subset construction for `rule`. With `plan`, the references it substitutes
+/// are built as the bodies they stand for (inline.h). Throws GrammarError naming the rule
+/// when it needs more than `max_states` states.
+RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan* plan = nullptr);
 
 /// The minimal equivalent DFA (partition refinement, grammar/partition_refinement.h); the
 /// start stays state 0.
