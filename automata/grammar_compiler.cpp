@@ -29,9 +29,12 @@ std::vector<char> rules_reaching_final(const std::vector<RuleDfa>& dfas, bool by
   std::vector<char> ok(dfas.size(), 0);
   std::vector<char> seen;
   std::vector<uint32_t> stack;
+  // Callers tend to have lower indices than their callees (builders add a rule before its
+  // parts), so each pass goes from the last rule to the first: a nested grammar settles in
+  // a pass or two instead of one pass per level of nesting.
   for (bool changed = true; changed;) {
     changed = false;
-    for (size_t r = 0; r < dfas.size(); ++r) {
+    for (size_t r = dfas.size(); r-- > 0;) {
       if (ok[r]) continue;
       const RuleDfa& d = dfas[r];
       seen.assign(d.size(), 0);

@@ -280,6 +280,12 @@ CharDfa CharDfa::literals(const std::vector<std::string>& texts) {
     }
     states[q].final = true;
   }
+  if (texts.size() == 1) {  // one chain: minimal as it stands
+    CharDfa d;
+    d.states_ = std::move(states);
+    d.minimal_ = true;
+    return d;
+  }
   const size_t n = states.size();
   std::vector<uint32_t> cls(n);
   std::unordered_map<std::vector<uint32_t>, uint32_t, VecHash> class_of;
