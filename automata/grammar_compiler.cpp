@@ -4,6 +4,7 @@
 // and rule symbols (rule_automaton.h); dead states are trimmed; nullable rules and FOLLOW
 // sets are computed; all states are numbered globally.
 #include <algorithm>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -64,12 +65,14 @@ std::vector<char> rules_reaching_final(const std::vector<RuleDfa>& dfas, bool by
 
 }  // namespace
 
-// Byte automata of automaton-only rules, shared by every compilation in the process.
-// Bounded: when it holds more than kMaxBytes of automata it starts over.
-class AutomatonRuleCache {
+// Rule automata shared by every compilation in the process, by the rule's identity: the
+// embedded automaton of an automaton-only rule (automaton_key), or the shape of any other
+// rule's body with its callees numbered by first appearance (shape_key). Bounded: when it
+// holds more than kMaxBytes of automata it starts over.
+class RuleDfaCache {
  public:
-  static AutomatonRuleCache& instance() {
-    static AutomatonRuleCache cache;
+  static RuleDfaCache& instance() {
+    static RuleDfaCache cache;
     return cache;
   }
   std::optional<RuleDfa> find(const std::vector<uint32_t>& key) {
@@ -79,7 +82,8 @@ class AutomatonRuleCache {
     return it->second;
   }
   void insert(std::vector<uint32_t> key, const RuleDfa& dfa) {
-    const size_t size = key.size() * 4 + dfa.final.size() * 9 + dfa.bytes.size() * sizeof(dfa.bytes[0]);
+    const size_t size = key.size() * 4 + dfa.final.size() * 9 + dfa.bytes.size() * sizeof(dfa.bytes[0]) +
+                        dfa.rules.size() * sizeof(dfa.rules[0]);
     std::lock_guard lock(mutex_);
     if (bytes_ + size > kMaxBytes) {
       map_.clear();
@@ -111,6 +115,7 @@ class GrammarCompiler {
     std::vector<RuleDfa> dfas(num_rules);
     std::vector<char> compiled(num_rules, 0);
     std::vector<std::vector<uint32_t>> keys(num_rules);
+    std::vector<uint32_t> callee_index(num_rules, UINT32_MAX);  // scratch for shape_key
     uint64_t total = 0;
     // Only rules reachable from the root (after inlining) get automata.
     std::vector<uint32_t> todo{grammar.root};
@@ -122,11 +127,12 @@ class GrammarCompiler {
       RuleDfa dfa;
       keys[r] = automaton_key(plan.resolve(grammar.rules[r].body), limits);
       try {
-        dfa = build_dfa(grammar.rules[r], limits, keys[r], &plan);
+        dfa = build_dfa(grammar.rules[r], limits, keys[r], &plan, callee_index);
       } catch (const GrammarError&) {
         if (!limits.inline_rules) throw;
         keys[r] = automaton_key(grammar.rules[r].body, limits);
-        dfa = build_dfa(grammar.rules[r], limits, keys[r], nullptr);  // inlining made it too big: keep the calls
+        // Inlining made it too big: keep the calls.
+        dfa = build_dfa(grammar.rules[r], limits, keys[r], nullptr, callee_index);
       }
       total += dfa.size();
       if (total > limits.max_total_states) {
@@ -216,20 +222,102 @@ class GrammarCompiler {
     return key;
   }
 
-  // An automaton-only rule does not depend on the rest of the grammar: its byte automaton is
-  // cached process-wide, since the same formats and string languages recur across schemas.
+  // The shape of a rule body as the automaton builder reads it (rule_automaton.cpp, Nfa):
+  // every node in order, substituted references followed into the bodies they stand for,
+  // each kept reference as the index of its callee in order of first appearance. The
+  // callees are appended to `callees`; `index` (one slot per rule, UINT32_MAX when unused)
+  // numbers them and is left as it was found.
+  static std::vector<uint32_t> shape_key(const Expr& body, const InlinePlan* plan, const CompileLimits& limits,
+                                         std::vector<uint32_t>& callees, std::vector<uint32_t>& index) {
+    std::vector<uint32_t> key{kShapeTag, limits.max_states_per_rule, limits.max_states_to_minimize};
+    std::function<void(const Expr&)> add = [&](const Expr& e) {
+      key.push_back(static_cast<uint32_t>(e.kind));
+      switch (e.kind) {
+        case Expr::Kind::kEmpty: return;
+        case Expr::Kind::kLiteral:
+          key.push_back(static_cast<uint32_t>(e.bytes.size()));
+          for (const char c : e.bytes) key.push_back(static_cast<uint8_t>(c));
+          return;
+        case Expr::Kind::kCharClass:
+          key.push_back(static_cast<uint32_t>(e.ranges.size()));
+          for (const auto& r : e.ranges) key.insert(key.end(), {r.lo, r.hi});
+          return;
+        case Expr::Kind::kRuleRef:
+          if (plan && plan->substitutes(e)) {
+            key.back() = kSubstituted;
+            add(plan->body(e.rule));
+            return;
+          }
+          if (index[e.rule] == UINT32_MAX) {
+            index[e.rule] = static_cast<uint32_t>(callees.size());
+            callees.push_back(e.rule);
+          }
+          key.push_back(index[e.rule]);
+          return;
+        case Expr::Kind::kAutomaton:
+          key.push_back(e.json_string ? 1 : 0);
+          key.push_back(static_cast<uint32_t>(e.automaton->size()));
+          for (const auto& st : e.automaton->states()) {
+            key.push_back(st.final ? 1 : 0);
+            key.push_back(static_cast<uint32_t>(st.edges.size()));
+            for (const auto& ed : st.edges) key.insert(key.end(), {ed.lo, ed.hi, ed.target});
+          }
+          return;
+        case Expr::Kind::kRepeat:
+          key.insert(key.end(), {e.min, e.max});
+          add(e.children[0]);
+          return;
+        case Expr::Kind::kSequence:
+        case Expr::Kind::kChoice:
+          key.push_back(static_cast<uint32_t>(e.children.size()));
+          for (const auto& c : e.children) add(c);
+          return;
+      }
+    };
+    add(body);
+    for (uint32_t c : callees) index[c] = UINT32_MAX;
+    return key;
+  }
+  // Shape keys start with this tag; automaton keys start with 0 or 1 (the JSON-string flag).
+  static constexpr uint32_t kShapeTag = 2;
+  static constexpr uint32_t kSubstituted = 0xFFFFFFFFu;
+
+  // Rule automata are cached process-wide (RuleDfaCache): formats, string languages and
+  // object layouts recur within and across schemas. A rule other than a whole-rule automaton
+  // is cached with its callees as indices in order of first appearance, and a hit is
+  // renamed to this grammar's rules (the automaton is the same: states and edges do not
+  // depend on which rules are called, only on where).
   // With `plan`, the references it substitutes are built as the bodies they stand for.
   static RuleDfa build_dfa(const Rule& rule, const CompileLimits& limits, const std::vector<uint32_t>& key,
-                           const InlinePlan* plan) {
-    if (!key.empty()) {
-      if (auto hit = AutomatonRuleCache::instance().find(key)) return *hit;
+                           const InlinePlan* plan, std::vector<uint32_t>& callee_index) {
+    std::vector<uint32_t> callees;
+    std::vector<uint32_t> shape;
+    if (key.empty()) shape = shape_key(rule.body, plan, limits, callees, callee_index);
+    const std::vector<uint32_t>& cache_key = key.empty() ? shape : key;
+    if (auto hit = RuleDfaCache::instance().find(cache_key)) {
+      if (callees.empty()) return std::move(*hit);
+      RuleDfa& dfa = *hit;
+      for (auto& e : dfa.rules) e.rule = callees[e.rule];
+      for (uint32_t st = 0; st < dfa.size(); ++st) {  // a state's rule edges stay sorted by rule
+        std::sort(dfa.rules.begin() + dfa.rule_begin[st], dfa.rules.begin() + dfa.rule_begin[st + 1],
+                  [](const auto& a, const auto& b) { return a.rule < b.rule; });
+      }
+      return std::move(dfa);
     }
     RuleDfa dfa = determinize_rule(rule, limits.max_states_per_rule, plan);
     // A whole-rule automaton is built minimal already (DirectAutomatonDfa, from a minimal
     // code-point DFA: every CharDfa operation returns one).
     const Expr& body = plan ? plan->resolve(rule.body) : rule.body;
     if (body.kind != Expr::Kind::kAutomaton && dfa.size() <= limits.max_states_to_minimize) dfa = minimize(dfa);
-    if (!key.empty()) AutomatonRuleCache::instance().insert(key, dfa);
+    if (!key.empty()) {
+      RuleDfaCache::instance().insert(key, dfa);
+    } else {
+      RuleDfa stored = dfa;
+      for (uint32_t i = 0; i < callees.size(); ++i) callee_index[callees[i]] = i;
+      for (auto& e : stored.rules) e.rule = callee_index[e.rule];
+      for (uint32_t c : callees) callee_index[c] = UINT32_MAX;
+      RuleDfaCache::instance().insert(std::move(shape), stored);
+    }
     return dfa;
   }
 
