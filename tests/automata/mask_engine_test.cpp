@@ -95,6 +95,39 @@ TEST(MaskCache, ConcurrentMatchersShareOneCache) {
   EXPECT_EQ(cache->stats().computations + cache->stats().shared, g->num_mask_classes());  // none twice
 }
 
+// root ::= a | b | "x" a | "y" b, with a ::= "1" and b ::= "2" numbered in either order.
+Grammar calls_in_order(bool a_first) {
+  Grammar g;
+  g.root = g.add_rule("root", Expr::empty());
+  const uint32_t first = g.add_rule(a_first ? "a" : "b", Expr::literal(a_first ? "1" : "2"));
+  const uint32_t second = g.add_rule(a_first ? "b" : "a", Expr::literal(a_first ? "2" : "1"));
+  const uint32_t a = a_first ? first : second, b = a_first ? second : first;
+  g.rules[g.root].body = Expr::choice({Expr::rule_ref(a), Expr::rule_ref(b),
+                                       Expr::sequence({Expr::literal("x"), Expr::rule_ref(a)}),
+                                       Expr::sequence({Expr::literal("y"), Expr::rule_ref(b)})});
+  return g;
+}
+
+TEST(GrammarCompiler, CachedRuleAutomataAreRenamedToTheGrammarsRules) {
+  // Both grammars give `root` the same shape (callees numbered by first appearance: a, then
+  // b), so the second compilation takes the first one's automaton from the process-wide
+  // cache, where a and b have swapped indices: its rule edges must be renamed and sorted.
+  CompileLimits no_inlining;
+  no_inlining.inline_rules = false;
+  for (const bool a_first : {true, false}) {
+    const auto g = CompiledGrammar::compile(calls_in_order(a_first), no_inlining);
+    for (uint32_t s = 0; s < g->num_states(); ++s) {
+      const auto edges = g->rule_edges(s);
+      for (size_t k = 1; k < edges.size(); ++k) EXPECT_LT(edges[k - 1].rule, edges[k].rule) << "state " << s;
+    }
+    for (const auto& [text, ok] : std::vector<std::pair<std::string, bool>>{
+             {"1", true}, {"2", true}, {"x1", true}, {"y2", true}, {"x2", false}, {"y1", false}, {"3", false}}) {
+      EarleyParser p(*g);
+      EXPECT_EQ(p.advance(text) && p.accepting(), ok) << (a_first ? "a first: " : "b first: ") << text;
+    }
+  }
+}
+
 TEST(Matcher, JumpForwardReturnsTheForcedBytes) {
   auto vocab = small_vocab({"a"});
   GrammarMatcher m(compile("root ::= \"{\\\"name\\\": \" [a-z]+ \"}\""), vocab);
