@@ -23,6 +23,17 @@ struct VecHash {
   }
 };
 
+// Appends lo..hi → target to a state's sorted edges, extending the last edge when it ends
+// right before lo and has the same target (equal neighbours are one edge in every
+// automaton this file returns).
+void append_edge(std::vector<CharDfa::Edge>& edges, uint32_t lo, uint32_t hi, uint32_t target) {
+  if (!edges.empty() && edges.back().target == target && edges.back().hi + 1 == lo) {
+    edges.back().hi = hi;
+  } else {
+    edges.push_back({lo, hi, target});
+  }
+}
+
 void check_limit(size_t n) {
   if (n > CharDfa::kMaxStates) {
     throw AutomatonLimitError(fmt::format("a string or number constraint needs more than {} "
@@ -221,11 +232,7 @@ class CharDfaBuilder {
         const uint32_t hi = std::min(ex[i].hi, ey[j].hi);
         if (lo <= hi) {
           const uint32_t t = intern(ex[i].target, ey[j].target);
-          if (!edges.empty() && edges.back().target == t && edges.back().hi + 1 == lo) {
-            edges.back().hi = hi;
-          } else {
-            edges.push_back({lo, hi, t});
-          }
+          append_edge(edges, lo, hi, t);
         }
         if (ex[i].hi < ey[j].hi) ++i; else ++j;
       }
@@ -321,11 +328,7 @@ CharDfa CharDfa::literals(const std::vector<std::string>& texts) {
     o.final = st.final;
     for (const Edge& e : st.edges) {
       const uint32_t t = id[cls[e.target]];
-      if (!o.edges.empty() && o.edges.back().target == t && o.edges.back().hi + 1 == e.lo) {
-        o.edges.back().hi = e.hi;
-      } else {
-        o.edges.push_back({e.lo, e.hi, t});
-      }
+      append_edge(o.edges, e.lo, e.hi, t);
     }
   }
   d.minimal_ = true;
@@ -448,11 +451,7 @@ CharDfa CharDfa::complement() const {
     for (const auto& e : out.states_[s].edges) {
       if (!live[e.target]) continue;
       const uint32_t t = id[e.target];
-      if (!o.edges.empty() && o.edges.back().target == t && o.edges.back().hi + 1 == e.lo) {
-        o.edges.back().hi = e.hi;
-      } else {
-        o.edges.push_back({e.lo, e.hi, t});
-      }
+      append_edge(o.edges, e.lo, e.hi, t);
     }
   }
   d.minimal_ = true;
@@ -529,11 +528,7 @@ CharDfa CharDfa::minimized() const {
     for (const auto& e : st.edges) {
       if (!live[e.target]) continue;
       const uint32_t t = remap[cls[e.target]];
-      if (!o.edges.empty() && o.edges.back().target == t && o.edges.back().hi + 1 == e.lo) {
-        o.edges.back().hi = e.hi;
-      } else {
-        o.edges.push_back({e.lo, e.hi, t});
-      }
+      append_edge(o.edges, e.lo, e.hi, t);
     }
   }
   out.minimal_ = true;
