@@ -34,6 +34,29 @@ void append_edge(std::vector<CharDfa::Edge>& edges, uint32_t lo, uint32_t hi, ui
   }
 }
 
+// Which states reach a final state (following edges backwards from the final ones);
+// `preds` gets each state's predecessors.
+std::vector<char> live_states(const std::vector<CharDfa::State>& states, std::vector<std::vector<uint32_t>>& preds) {
+  const size_t n = states.size();
+  preds.assign(n, {});
+  for (uint32_t s = 0; s < n; ++s) {
+    for (const auto& e : states[s].edges) preds[e.target].push_back(s);
+  }
+  std::vector<char> live(n, 0);
+  std::vector<uint32_t> stack;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (states[s].final) live[s] = 1, stack.push_back(s);
+  }
+  while (!stack.empty()) {
+    const uint32_t s = stack.back();
+    stack.pop_back();
+    for (uint32_t p : preds[s]) {
+      if (!live[p]) live[p] = 1, stack.push_back(p);
+    }
+  }
+  return live;
+}
+
 void check_limit(size_t n) {
   if (n > CharDfa::kMaxStates) {
     throw AutomatonLimitError(fmt::format("a string or number constraint needs more than {} "
@@ -296,7 +319,7 @@ CharDfa CharDfa::literals(const std::vector<std::string>& texts) {
   const size_t n = states.size();
   std::vector<uint32_t> cls(n);
   std::unordered_map<std::vector<uint32_t>, uint32_t, VecHash> class_of;
-  std::vector<uint32_t> rep;  // class → its first (lowest) state
+  uint32_t classes = 0;
   std::vector<uint32_t> key;
   for (size_t s = n; s-- > 0;) {
     // Finality, then the edges with targets as classes, adjacent ranges to one class merged.
@@ -309,21 +332,19 @@ CharDfa CharDfa::literals(const std::vector<std::string>& texts) {
         key.insert(key.end(), {e.lo, e.hi, t});
       }
     }
-    auto [it, fresh] = class_of.try_emplace(key, static_cast<uint32_t>(rep.size()));
-    if (fresh) rep.push_back(static_cast<uint32_t>(s));
-    rep[it->second] = static_cast<uint32_t>(s);  // lowest so far (the pass goes downwards)
-    cls[s] = it->second;
+    cls[s] = class_of.try_emplace(key, classes).first->second;
+    if (cls[s] == classes) ++classes;
   }
-  // Number the classes by their lowest state, as minimized() does (the start's class first).
-  std::vector<uint32_t> order(rep.size());
-  for (uint32_t c = 0; c < rep.size(); ++c) order[c] = c;
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return rep[a] < rep[b]; });
-  std::vector<uint32_t> id(rep.size());
-  for (uint32_t i = 0; i < order.size(); ++i) id[order[i]] = i;
+  // Number the classes by their lowest state, as minimized() does (the start's class first),
+  // each read from that state.
+  std::vector<uint32_t> id(classes, UINT32_MAX), rep;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (id[cls[s]] == UINT32_MAX) id[cls[s]] = static_cast<uint32_t>(rep.size()), rep.push_back(s);
+  }
   CharDfa d;
   d.states_.resize(rep.size());
-  for (uint32_t i = 0; i < order.size(); ++i) {
-    const State& st = states[rep[order[i]]];
+  for (uint32_t i = 0; i < rep.size(); ++i) {
+    const State& st = states[rep[i]];
     State& o = d.states_[i];
     o.final = st.final;
     for (const Edge& e : st.edges) {
@@ -416,22 +437,8 @@ CharDfa CharDfa::complement() const {
   // start was the only state and dead): then the complement is all().
   if (states_.size() == 1 && !states_[0].final && states_[0].edges.empty()) return all();
   const size_t n = out.states_.size();
-  std::vector<std::vector<uint32_t>> preds(n);
-  for (uint32_t s = 0; s < n; ++s) {
-    for (const auto& e : out.states_[s].edges) preds[e.target].push_back(s);
-  }
-  std::vector<char> live(n, 0);
-  std::vector<uint32_t> stack;
-  for (uint32_t s = 0; s < n; ++s) {
-    if (out.states_[s].final) live[s] = 1, stack.push_back(s);
-  }
-  while (!stack.empty()) {
-    const uint32_t s = stack.back();
-    stack.pop_back();
-    for (uint32_t p : preds[s]) {
-      if (!live[p]) live[p] = 1, stack.push_back(p);
-    }
-  }
+  std::vector<std::vector<uint32_t>> preds;
+  std::vector<char> live = live_states(out.states_, preds);
   if (!live[0]) return none();  // the language was every string
   // The sink (the last state) stays out when no edge needed it: this automaton was complete.
   live[n - 1] = live[n - 1] && std::any_of(preds[n - 1].begin(), preds[n - 1].end(),
@@ -462,22 +469,8 @@ CharDfa CharDfa::minimized() const {
   if (minimal_) return *this;
   // Drop states that cannot reach a final state (keeping the start).
   const size_t n = states_.size();
-  std::vector<std::vector<uint32_t>> preds(n);
-  for (uint32_t s = 0; s < n; ++s) {
-    for (const auto& e : states_[s].edges) preds[e.target].push_back(s);
-  }
-  std::vector<char> live(n, 0);
-  std::vector<uint32_t> stack;
-  for (uint32_t s = 0; s < n; ++s) {
-    if (states_[s].final) live[s] = 1, stack.push_back(s);
-  }
-  while (!stack.empty()) {
-    const uint32_t s = stack.back();
-    stack.pop_back();
-    for (uint32_t p : preds[s]) {
-      if (!live[p]) live[p] = 1, stack.push_back(p);
-    }
-  }
+  std::vector<std::vector<uint32_t>> preds;
+  const std::vector<char> live = live_states(states_, preds);
   // Partition refinement over live states; dead edges vanish. Labels are the classes of
   // code points no edge boundary separates.
   std::vector<uint32_t> cuts;
