@@ -214,12 +214,17 @@ class GrammarCompiler {
     key.push_back(body.json_string ? 1 : 0);
     key.push_back(limits.max_states_per_rule);
     key.push_back(limits.max_states_to_minimize);
-    for (const auto& st : body.automaton->states()) {
+    append_states(key, *body.automaton);
+    return key;
+  }
+
+  // A code-point automaton's states (finality, edge count, edges) appended to a key.
+  static void append_states(std::vector<uint32_t>& key, const CharDfa& automaton) {
+    for (const auto& st : automaton.states()) {
       key.push_back(st.final ? 1 : 0);
       key.push_back(static_cast<uint32_t>(st.edges.size()));
       for (const auto& e : st.edges) key.insert(key.end(), {e.lo, e.hi, e.target});
     }
-    return key;
   }
 
   // The shape of a rule body as the automaton builder reads it (rule_automaton.cpp, Nfa):
@@ -257,11 +262,7 @@ class GrammarCompiler {
         case Expr::Kind::kAutomaton:
           key.push_back(e.json_string ? 1 : 0);
           key.push_back(static_cast<uint32_t>(e.automaton->size()));
-          for (const auto& st : e.automaton->states()) {
-            key.push_back(st.final ? 1 : 0);
-            key.push_back(static_cast<uint32_t>(st.edges.size()));
-            for (const auto& ed : st.edges) key.insert(key.end(), {ed.lo, ed.hi, ed.target});
-          }
+          append_states(key, *e.automaton);
           return;
         case Expr::Kind::kRepeat:
           key.insert(key.end(), {e.min, e.max});
