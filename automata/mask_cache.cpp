@@ -313,15 +313,12 @@ std::string TokenMaskCache::network_signature(uint32_t q) const {
   const CompiledGrammar& g = *grammar_;
   const uint32_t rule = g.rule_of(q);
   std::lock_guard lock(canonical_mutex_);
-  // When every rule q's rule calls has a structural hash (none is recursive), the network is
-  // q's own rule from q with each callee named by its hash: a walk of q's rule alone, however
-  // large the rules called.
-  bool hashed = true;
-  for (uint32_t s = g.rule_start(rule); s < g.rule_end(rule) && hashed; ++s) {
-    for (const auto& e : g.rule_edges(s)) hashed = hashed && rule_hash(e.rule) != nullptr;
-  }
+  // When q's rule has a structural hash, so has every rule it calls (none is recursive): the
+  // network is q's own rule from q with each callee named by its hash, a walk of q's rule
+  // alone, however large the rules called. rule_hash() is memoized, so this test is O(1)
+  // after a rule's first state.
   std::string key;
-  if (hashed) {
+  if (rule_hash(rule)) {
     const auto h = hash_within_rule(q, 0xD0);
     key.assign(1, 'N');
     key.append(reinterpret_cast<const char*>(&h.first), sizeof h.first);
