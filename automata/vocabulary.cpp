@@ -58,9 +58,6 @@ Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKi
           n <= shared ? prefix_end_[sorted_offset_[i + 1] + n - 1] : static_cast<uint32_t>(i + 1);
     }
   }
-  // A token's subtree is the run of its whole bytes.
-  subtree_end_.resize(sorted_.size());
-  for (size_t i = 0; i < sorted_.size(); ++i) subtree_end_[i] = prefix_end_[sorted_offset_[i + 1] - 1];
 }
 
 size_t Vocabulary::sorted_prefix_end(size_t i, size_t n) const {

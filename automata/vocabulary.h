@@ -55,8 +55,8 @@ class Vocabulary {
   std::span<const uint32_t> sorted_common_prefix() const { return common_prefix_; }
   /// For sorted position i: one past the last sorted position whose token starts with
   /// token i's bytes (its subtree in the vocabulary trie, computed by prefix: "luk" does not
-  /// cover "luluk").
-  std::span<const uint32_t> sorted_subtree_end() const { return subtree_end_; }
+  /// cover "luluk"): the run of its whole bytes.
+  size_t sorted_subtree_end(size_t i) const { return sorted_prefix_end(i, sorted_bytes(i).size()); }
 
  private:
   std::vector<std::string> bytes_;
@@ -64,7 +64,6 @@ class Vocabulary {
   std::vector<int32_t> eog_ids_;
   std::vector<int32_t> sorted_;
   std::vector<uint32_t> common_prefix_;
-  std::vector<uint32_t> subtree_end_;
   std::string sorted_text_;
   std::vector<uint32_t> sorted_offset_;  // sorted_.size() + 1
   size_t max_token_bytes_ = 0;

@@ -18,14 +18,14 @@ size_t sorted_position(const Vocabulary& v, std::string_view bytes) {
 
 void expect_exact_subtrees(const Vocabulary& v) {
   const auto sorted = v.sorted_text_tokens();
-  const auto end = v.sorted_subtree_end();
+  const auto end = [&v](size_t i) { return v.sorted_subtree_end(i); };
   for (size_t i = 0; i < sorted.size(); ++i) {
     const std::string_view t = v.token_bytes(sorted[i]);
-    ASSERT_GT(end[i], i);
+    ASSERT_GT(end(i), i);
     // Every token inside starts with t; the first one after does not.
-    ASSERT_EQ(v.token_bytes(sorted[end[i] - 1]).substr(0, t.size()), t);
-    if (end[i] < sorted.size()) {
-      ASSERT_NE(v.token_bytes(sorted[end[i]]).substr(0, t.size()), t) << i;
+    ASSERT_EQ(v.token_bytes(sorted[end(i) - 1]).substr(0, t.size()), t);
+    if (end(i) < sorted.size()) {
+      ASSERT_NE(v.token_bytes(sorted[end(i)]).substr(0, t.size()), t) << i;
     }
     // The run of every prefix of t ends where the first token without that prefix is.
     for (size_t n = 1; n <= t.size(); ++n) {
@@ -43,15 +43,15 @@ TEST(VocabTrie, Llama3SubtreesAreByPrefix) {
   const auto tok = load_tokenizer(test_data::shared("vocab/llama3-hf/tokenizer.json").string());
   const Vocabulary& v = tok->vocabulary();
   const auto sorted = v.sorted_text_tokens();
-  const auto end = v.sorted_subtree_end();
+  const auto end = [&v](size_t i) { return v.sorted_subtree_end(i); };
   for (const auto& [parent, other] : {std::pair<std::string, std::string>{"luk", "luluk"},
                                       {"\r\n", "\r\r\n"}}) {
     const size_t p = sorted_position(v, parent);
     const size_t o = sorted_position(v, other);
     ASSERT_NE(p, SIZE_MAX) << parent;
     ASSERT_NE(o, SIZE_MAX) << other;
-    EXPECT_FALSE(o >= p && o < end[p]) << "'" << parent << "' must not cover '" << other << "'";
-    for (size_t k = p; k < end[p]; ++k) {
+    EXPECT_FALSE(o >= p && o < end(p)) << "'" << parent << "' must not cover '" << other << "'";
+    for (size_t k = p; k < end(p); ++k) {
       EXPECT_EQ(v.token_bytes(sorted[k]).substr(0, parent.size()), parent);
     }
   }
