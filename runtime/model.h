@@ -107,12 +107,20 @@ class InferenceState {
   /// the next call. Rolling back is calling forward() again at an earlier position.
   /// Throws std::out_of_range for a bad token or position.
   std::span<const float> forward(int32_t token, int32_t pos);
+  /// Runs `tokens` at positions pos, pos + 1, … in one multi-position pass (each weight
+  /// matrix is read once for all of them; a causal mask lets token i attend to positions
+  /// up to pos + i) and returns the logits of the last one: float[vocab_size], valid until
+  /// the next call. Bit-identical to calling forward() on each token in turn (same float
+  /// accumulation order). Throws std::out_of_range for a bad token or a position past the
+  /// context, std::invalid_argument for an empty list.
+  std::span<const float> forward(std::span<const int32_t> tokens, int32_t pos);
   const LlamaModel& model() const { return *model_; }
 
  private:
+  void check(int32_t token, int32_t pos) const;
   std::shared_ptr<const LlamaModel> model_;
   int32_t n_ctx_;
-  std::vector<float> x_, xb_, xb2_, hb_, hb2_, q_, att_, logits_;
+  std::vector<float> x_, xb_, xb2_, hb_, hb2_, q_, k_, v_, att_, logits_;  // per token of a batch
   std::vector<float> key_cache_, value_cache_;  // (n_layers, n_ctx, kv_dim)
 };
 

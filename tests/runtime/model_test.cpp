@@ -31,6 +31,30 @@ TEST(Model, GreedyDecodingReproducesLlama2cByteForByte) {
   EXPECT_EQ(r.prompt_tokens, 1);
 }
 
+TEST(Model, MultiPositionForwardEqualsOneTokenAtATimeBitForBit) {
+  const auto m = bundled();
+  const std::vector<int32_t> ids = m.tokenizer->encode("Once upon a time, there was a little cat.", true);
+  InferenceState one(m.model), many(m.model);
+  std::vector<float> expected;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const auto logits = one.forward(ids[i], static_cast<int32_t>(i));
+    expected.assign(logits.begin(), logits.end());
+  }
+  // In two batches: the second attends to the KV cache the first wrote.
+  const size_t half = ids.size() / 2;
+  many.forward(std::span(ids).first(half), 0);
+  const auto logits = many.forward(std::span(ids).subspan(half), static_cast<int32_t>(half));
+  EXPECT_EQ(std::vector<float>(logits.begin(), logits.end()), expected);
+  // And the next single step continues from the same cache.
+  const auto next_many = many.forward(42, static_cast<int32_t>(ids.size()));
+  const std::vector<float> after(next_many.begin(), next_many.end());
+  const auto next_one = one.forward(42, static_cast<int32_t>(ids.size()));
+  EXPECT_EQ(after, std::vector<float>(next_one.begin(), next_one.end()));
+  EXPECT_THROW(many.forward(std::span<const int32_t>(), 0), std::invalid_argument);
+  const std::vector<int32_t> past_end(3, 5);
+  EXPECT_THROW(many.forward(past_end, one.context_length() - 2), std::out_of_range);
+}
+
 TEST(Model, ConfigFromTheHeader) {
   const auto m = bundled();
   const LlamaConfig& c = m.model->config();
