@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "automata/compiled_grammar.h"
+#include "automata/completion.h"
 #include "automata/earley.h"
 #include "automata/vocabulary.h"
 
@@ -145,6 +146,9 @@ class TokenMaskCache {
   const ParserLimits& limits() const { return limits_; }
   /// Whole masks of configurations, shared by the matchers of this cache.
   ConfigurationCache& configurations() const { return configurations_; }
+  /// Shortest completions and token spellings for length-aware closing (completion.h),
+  /// built on first use (automata/closing.cpp) and shared by the matchers of this cache.
+  const ClosingData& closing() const;
 
  private:
   std::shared_ptr<const StateMask> compute(uint32_t state);
@@ -161,6 +165,8 @@ class TokenMaskCache {
   std::shared_ptr<const Vocabulary> vocabulary_;
   ParserLimits limits_;
   mutable ConfigurationCache configurations_;
+  mutable std::once_flag closing_once_;
+  mutable std::unique_ptr<ClosingData> closing_;
   std::vector<std::atomic<const StateMask*>> masks_;
   mutable std::mutex mutex_;
   std::condition_variable done_;

@@ -34,6 +34,8 @@ bool GrammarMatcher::accept_token(int32_t id) {
     if (!parser_.accepting()) return false;
     terminated_ = true;
     history_.push_back(kEogStep);
+    if (!plans_.empty()) plans_.emplace_back();
+    step_plan_.reset();
     return true;
   }
   if (vocab.is_control(id)) return false;
@@ -44,6 +46,7 @@ bool GrammarMatcher::accept_bytes(std::string_view bytes) {
   if (terminated_) return false;
   if (!parser_.advance(bytes)) return false;
   history_.push_back(static_cast<uint32_t>(bytes.size()));
+  push_plan(bytes);
   return true;
 }
 
@@ -64,6 +67,9 @@ void GrammarMatcher::rollback(size_t n_steps) {
   }
   parser_.rollback(bytes);
   if (context_memo_.size() > parser_.num_bytes() + 1) context_memo_.resize(parser_.num_bytes() + 1);
+  if (!plans_.empty()) plans_.resize(history_.size() + 1);
+  if (tracker_) tracker_->truncate(parser_.num_bytes() + 1);
+  step_plan_.reset();
 }
 
 GrammarMatcher GrammarMatcher::fork() const {
@@ -71,6 +77,9 @@ GrammarMatcher GrammarMatcher::fork() const {
   copy.parser_ = parser_;
   copy.history_ = history_;
   copy.terminated_ = terminated_;
+  copy.max_tokens_ = max_tokens_;
+  copy.plans_ = plans_;
+  copy.step_plan_ = step_plan_;
   return copy;
 }
 
@@ -79,6 +88,9 @@ void GrammarMatcher::reset() {
   history_.clear();
   terminated_ = false;
   context_memo_.clear();
+  if (!plans_.empty()) plans_.assign(1, std::nullopt);
+  if (tracker_) tracker_->truncate(0);
+  step_plan_.reset();
 }
 
 uint32_t GrammarMatcher::context_id(uint32_t rule, uint32_t origin, int depth) {
@@ -228,18 +240,93 @@ void GrammarMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
     memo_generation_ = generation;
   }
   const bool cacheable = use_configurations_ && signature(kernel_, key_);
-  if (cacheable) {
-    if (auto hit = configurations.find(key_, memo_generation_)) {
-      ++counters_.configuration_hits;
-      std::copy(hit->begin(), hit->end(), mask.begin());
-      return;
+  std::shared_ptr<const std::vector<uint32_t>> hit;
+  if (cacheable && (hit = configurations.find(key_, memo_generation_))) {
+    ++counters_.configuration_hits;
+    std::copy(hit->begin(), hit->end(), mask.begin());
+  } else {
+    compose(kernel_, mask);
+    if (parser_.accepting()) {
+      for (int32_t id : vocab.eog_ids()) mask[id >> 5] |= 1u << (id & 31);
+    }
+    if (cacheable) configurations.insert(key_, std::vector<uint32_t>(mask.begin(), mask.end()), memo_generation_);
+  }
+  if (max_tokens_ != SIZE_MAX) apply_budget(mask, cacheable ? &key_ : nullptr);
+}
+
+// ---- length-aware closing (docs/closing.md)
+
+void GrammarMatcher::set_max_tokens(size_t max_tokens) {
+  max_tokens_ = max_tokens;
+  if (max_tokens == SIZE_MAX) {
+    plans_.clear();
+  } else {
+    plans_.assign(history_.size() + 1, std::nullopt);
+  }
+  step_plan_.reset();
+}
+
+CompletionTracker& GrammarMatcher::tracker() {
+  if (!tracker_) tracker_ = std::make_unique<CompletionTracker>(grammar(), cache_->closing());
+  return *tracker_;
+}
+
+uint64_t GrammarMatcher::current_completion(std::string& text) {
+  CompletionTracker& t = tracker();
+  uint64_t tokens = t.tokens(parser_, t.best(parser_), text);
+  if (!plans_.empty() && plans_.back()) {
+    const uint32_t kept = cache_->closing().speller.min_tokens(*plans_.back());
+    if (kept < tokens) {
+      tokens = kept;
+      text = *plans_.back();
     }
   }
-  compose(kernel_, mask);
-  if (parser_.accepting()) {
-    for (int32_t id : vocab.eog_ids()) mask[id >> 5] |= 1u << (id & 31);
+  return tokens;
+}
+
+size_t GrammarMatcher::min_tokens_to_accept() {
+  if (terminated_ || parser_.accepting()) return 0;
+  std::string text;
+  const uint64_t tokens = current_completion(text);
+  return tokens == kNoCompletion ? SIZE_MAX : static_cast<size_t>(tokens);
+}
+
+void GrammarMatcher::apply_budget(std::span<uint32_t> mask, const std::vector<uint32_t>* key) {
+  const Vocabulary& vocab = vocabulary();
+  const size_t used = history_.size();
+  const uint64_t remaining = max_tokens_ > used ? max_tokens_ - used : 0;
+  const uint64_t ending = eog_tokens();
+  if (remaining < 1 + ending) {
+    // No room for another text token: end of generation (when allowed) or nothing.
+    std::vector<int32_t> eog;
+    for (int32_t id : vocab.eog_ids()) {
+      if (remaining >= 1 && ((mask[id >> 5] >> (id & 31)) & 1u)) eog.push_back(id);
+    }
+    std::fill(mask.begin(), mask.end(), 0u);
+    for (int32_t id : eog) mask[id >> 5] |= 1u << (id & 31);
+    return;
   }
-  if (cacheable) configurations.insert(key_, std::vector<uint32_t>(mask.begin(), mask.end()), memo_generation_);
+  const uint64_t limit = remaining - 1 - ending;  // tokens to accept after the next one
+  const ClosingData& data = cache_->closing();
+  const uint64_t bound = data.completions.max_configuration_bytes();
+  if (data.speller.spells_every_byte() && bound != kNoCompletion && bound <= limit) return;
+  uint64_t largest = 0;
+  if (key && data.find_max_after(*key, memo_generation_, largest) && largest <= limit) return;
+  std::string plan;
+  current_completion(plan);
+  largest = tracker().restrict(parser_, vocab, mask, limit, plan);
+  if (key) data.insert_max_after(*key, memo_generation_, largest);
+  if (largest > limit) step_plan_ = std::move(plan);
+}
+
+void GrammarMatcher::push_plan(std::string_view bytes) {
+  if (plans_.empty()) return;
+  std::optional<std::string> next;
+  if (step_plan_ && step_plan_->size() >= bytes.size() && step_plan_->compare(0, bytes.size(), bytes) == 0) {
+    next = step_plan_->substr(bytes.size());
+  }
+  plans_.push_back(std::move(next));
+  step_plan_.reset();
 }
 
 std::string GrammarMatcher::jump_forward_bytes(size_t max_bytes) {

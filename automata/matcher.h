@@ -25,12 +25,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "automata/closing.h"
 #include "automata/compiled_grammar.h"
 #include "automata/earley.h"
 #include "automata/mask_cache.h"
@@ -72,6 +74,26 @@ class GrammarMatcher {
   /// std::invalid_argument when `words` is too small.
   void fill_next_token_bitmask(std::span<uint32_t> words);
 
+  /// Length-aware closing (docs/closing.md). From now on the sequence takes at most
+  /// `max_tokens` tokens in all, counted from the empty output (so num_steps() of them are
+  /// taken already) and including a final end-of-generation token when the vocabulary has
+  /// one: fill_next_token_bitmask() then also drops every token after which no completion
+  /// would fit in what remains, and with one token left it allows end of generation only.
+  /// Every token the model may still choose keeps a complete sentence within reach, so a
+  /// generation that starts within budget (min_tokens_to_accept() + eog_tokens() <=
+  /// max_tokens) ends complete. SIZE_MAX (the default) turns it off.
+  void set_max_tokens(size_t max_tokens);
+  size_t max_tokens() const { return max_tokens_; }
+  /// Text tokens that complete the output from here: the fewest vocabulary tokens spelling
+  /// the shortest completion in bytes (or a completion this matcher kept from an earlier
+  /// step, when that spells shorter) — an upper bound on the true minimum, 0 when
+  /// is_accepting(). SIZE_MAX when the vocabulary cannot spell it. O(parse items) per
+  /// call after the first (per grammar and vocabulary: O(E log V) once).
+  size_t min_tokens_to_accept();
+  /// Tokens an ending takes besides the text: 1 when the vocabulary has an
+  /// end-of-generation token, else 0.
+  size_t eog_tokens() const { return vocabulary().eog_ids().empty() ? 0 : 1; }
+
   /// The longest byte string the grammar forces next (empty when the next byte is not
   /// determined or the output may end here); at most `max_bytes`. Does not change the state.
   std::string jump_forward_bytes(size_t max_bytes = 4096);
@@ -105,6 +127,11 @@ class GrammarMatcher {
   /// Drops the kernel items whose mask another kernel item's mask contains (see the .cpp).
   void prune_implied(std::vector<EarleyParser::Item>& kernel) const;
   void compose(std::span<const EarleyParser::Item> kernel, std::span<uint32_t> words);
+  // Length-aware closing (see set_max_tokens).
+  CompletionTracker& tracker();
+  uint64_t current_completion(std::string& text);  // tokens of the best completion known
+  void apply_budget(std::span<uint32_t> mask, const std::vector<uint32_t>* key);
+  void push_plan(std::string_view bytes);
 
   std::shared_ptr<TokenMaskCache> cache_;
   EarleyParser parser_;
@@ -118,6 +145,14 @@ class GrammarMatcher {
   std::vector<uint32_t> key_;
   std::vector<char> probe_result_;
   Counters counters_;
+
+  size_t max_tokens_ = SIZE_MAX;
+  std::unique_ptr<CompletionTracker> tracker_;
+  // plans_[j]: a completion of the state after j steps, kept from the step before it (the
+  // rest of that step's completion when the step's token started it); empty optional: none.
+  std::vector<std::optional<std::string>> plans_;
+  // The completion a budget-binding mask of this step used, for the next step's plan.
+  std::optional<std::string> step_plan_;
 };
 
 /// Fills the bitmasks of many matchers (one sequence each) on `threads` threads (0:

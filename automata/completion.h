@@ -1,0 +1,105 @@
+// automata/completion.h — shortest completions of a grammar's automaton states, and the
+// fewest vocabulary tokens that spell a byte string: the static data of length-aware
+// closing (docs/closing.md), computed once per grammar and vocabulary.
+//
+// For every automaton state s, bytes(s) is the length of the shortest byte string that
+// takes s to a final state of its rule, where a rule edge R costs R's own shortest string
+// (the callee's start state). These are the least fixed point of
+//   bytes(s) = 0 if s is final, else min( 1 + bytes(t) over byte edges s → t,
+//                                         bytes(start(R)) + bytes(t) over rule edges s -R→ t )
+// computed with Knuth's generalization of Dijkstra's algorithm to superior functions
+// (Knuth 1977, "A generalization of Dijkstra's algorithm", Inf. Proc. Letters 6(1)) in
+// O(E log V). The chosen edges give the strings themselves.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "automata/compiled_grammar.h"
+#include "automata/vocabulary.h"
+
+namespace lockstep {
+
+inline constexpr uint64_t kNoCompletion = UINT64_MAX;
+
+/// Immutable once built: any number of threads may read it.
+class ShortestCompletions {
+ public:
+  /// O(states + edges) memory, O(E log V) time. The grammar must outlive this object.
+  explicit ShortestCompletions(const CompiledGrammar& grammar);
+
+  /// Bytes of the shortest string from `state` to a final state of its rule
+  /// (kNoCompletion when there is none).
+  uint64_t bytes(uint32_t state) const { return dist_[state]; }
+  /// Writes that string to `out` (empty for a final state). Strings longer than
+  /// max_materialized_bytes() are not built: then `out` is empty and false is returned.
+  bool text(uint32_t state, std::string& out) const;
+  static constexpr uint64_t max_materialized_bytes() { return uint64_t{1} << 16; }
+
+  /// An upper bound on the shortest completion (bytes) of every parse configuration of
+  /// the grammar: finite when no rule reachable from the root calls itself, directly or
+  /// not; kNoCompletion otherwise.
+  uint64_t max_configuration_bytes() const { return max_configuration_bytes_; }
+
+ private:
+  struct Choice {
+    uint32_t target = 0;
+    uint32_t label = 0;  // the byte, or the rule
+    uint8_t kind = 0;    // 0: final (or none), 1: byte edge, 2: rule edge
+  };
+  const CompiledGrammar& g_;
+  std::vector<uint64_t> dist_;
+  std::vector<Choice> choice_;
+  uint64_t max_configuration_bytes_ = kNoCompletion;
+};
+
+/// The fewest vocabulary tokens whose bytes concatenate to a byte string (text tokens
+/// only: control and empty tokens spell nothing).
+class TokenSpeller {
+ public:
+  explicit TokenSpeller(const Vocabulary& vocabulary);
+  static constexpr uint32_t kCannot = UINT32_MAX;
+  /// Dynamic programming over the string's positions: O(|bytes| · min(64, longest
+  /// token)) hash look-ups. Tokens longer than 64 bytes are not used (an upper bound
+  /// still). kCannot when some byte cannot be spelled.
+  uint32_t min_tokens(std::string_view bytes) const;
+  /// True when every byte value is a one-byte text token (then a string of n bytes takes at
+  /// most n tokens).
+  bool spells_every_byte() const { return every_byte_; }
+
+ private:
+  std::unordered_set<std::string_view> tokens_;
+  size_t max_len_ = 0;
+  bool every_byte_ = false;
+};
+
+/// What length-aware closing shares among the matchers of one grammar and vocabulary.
+struct ClosingData {
+  ClosingData(const CompiledGrammar& grammar, const Vocabulary& vocabulary)
+      : completions(grammar), speller(vocabulary) {}
+  ShortestCompletions completions;
+  TokenSpeller speller;
+
+  /// Per whole-mask configuration (the matcher's configuration key): the largest
+  /// tokens-to-accept over the tokens its mask allows, so a configuration met again needs no
+  /// walk to know that a budget does not bind. Thread-safe; bounded (starts over when full).
+  bool find_max_after(const std::vector<uint32_t>& key, uint64_t generation, uint64_t& out) const;
+  void insert_max_after(const std::vector<uint32_t>& key, uint64_t generation, uint64_t value) const;
+
+ private:
+  struct KeyHash {
+    size_t operator()(const std::vector<uint32_t>& v) const;
+  };
+  static constexpr size_t kMaxEntries = 1u << 18;
+  mutable std::mutex mutex_;
+  mutable uint64_t generation_ = 0;
+  mutable std::unordered_map<std::vector<uint32_t>, uint64_t, KeyHash> max_after_;
+};
+
+}  // namespace lockstep
