@@ -3,14 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <limits>
 #include <stdexcept>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
-#include "automata/matcher.h"
 
 namespace lockstep {
 
@@ -83,17 +81,28 @@ class Penalties : public LogitsProcessor {
     }
     c.sorted = false;
   }
+  // counts_ covers the window: the last last_n_ entries of history_ (all with last_n_ < 0).
   void accept(int32_t token) override {
     if (last_n_ == 0) return;
     history_.push_back(token);
     ++counts_[token];
     if (last_n_ > 0 && history_.size() > static_cast<size_t>(last_n_)) {
-      const int32_t old = history_.front();
-      history_.pop_front();
-      if (--counts_[old] == 0) counts_.erase(old);
+      uncount(history_[history_.size() - 1 - static_cast<size_t>(last_n_)]);
     }
   }
   void accept_context(int32_t token) override { accept(token); }
+  void rollback(size_t n) override {
+    if (last_n_ == 0) return;
+    if (n > history_.size()) throw std::out_of_range("penalties: rollback past the start");
+    for (size_t i = 0; i < n; ++i) {
+      uncount(history_.back());
+      history_.pop_back();
+      // The entry that slid out of the window when the undone one came in slides back.
+      if (last_n_ > 0 && history_.size() >= static_cast<size_t>(last_n_)) {
+        ++counts_[history_[history_.size() - static_cast<size_t>(last_n_)]];
+      }
+    }
+  }
   void reset() override {
     history_.clear();
     counts_.clear();
@@ -101,36 +110,13 @@ class Penalties : public LogitsProcessor {
   std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<Penalties>(*this); }
 
  private:
+  void uncount(int32_t token) {
+    if (--counts_[token] == 0) counts_.erase(token);
+  }
   int32_t last_n_;
   float repeat_, frequency_, presence_;
-  std::deque<int32_t> history_;
+  std::vector<int32_t> history_;  // every accepted token (the window is its tail)
   std::unordered_map<int32_t, int32_t> counts_;
-};
-
-class GrammarMask : public LogitsProcessor {
- public:
-  explicit GrammarMask(GrammarMatcher* m) : matcher_(m) {}
-  const char* name() const override { return "grammar"; }
-  void apply(Candidates& c) override {
-    mask_.resize(matcher_->vocabulary().bitmask_words());
-    matcher_->fill_next_token_bitmask(mask_);
-    const size_t n = matcher_->vocabulary().size();
-    std::erase_if(c.data, [&](const TokenCandidate& t) {
-      const auto id = static_cast<size_t>(t.id);
-      return id >= n || !((mask_[id >> 5] >> (id & 31)) & 1u);
-    });
-  }
-  void accept(int32_t token) override {
-    if (!matcher_->accept_token(token)) {
-      throw std::runtime_error(fmt::format("token {} is not allowed by the grammar", token));
-    }
-  }
-  void reset() override { matcher_->reset(); }
-  std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<GrammarMask>(*this); }
-
- private:
-  GrammarMatcher* matcher_;
-  std::vector<uint32_t> mask_;
 };
 
 class Temperature : public LogitsProcessor {
@@ -261,9 +247,6 @@ std::unique_ptr<LogitsProcessor> make_penalties(int32_t last_n, float repeat, fl
                                                 float presence) {
   return std::make_unique<Penalties>(last_n, repeat, frequency, presence);
 }
-std::unique_ptr<LogitsProcessor> make_grammar_mask(GrammarMatcher* matcher) {
-  return std::make_unique<GrammarMask>(matcher);
-}
 std::unique_ptr<LogitsProcessor> make_temperature(float t) { return std::make_unique<Temperature>(t); }
 std::unique_ptr<LogitsProcessor> make_top_k(int32_t k) { return std::make_unique<TopK>(k); }
 std::unique_ptr<LogitsProcessor> make_top_p(float p) { return std::make_unique<TopP>(p); }
@@ -299,11 +282,16 @@ void SamplerChain::accept_context(int32_t token) {
   for (auto& p : processors_) p->accept_context(token);
 }
 
+void SamplerChain::rollback(size_t n) {
+  for (auto& p : processors_) p->rollback(n);
+}
+
 void SamplerChain::reset() {
   for (auto& p : processors_) p->reset();
 }
 
-SamplerChain make_sampler_chain(const SamplerParams& s, GrammarMatcher* matcher) {
+SamplerChain make_sampler_chain(const SamplerParams& s, GrammarMatcher* matcher, const Vocabulary* vocab,
+                                std::string healed_prefix) {
   auto check = [](bool ok, const char* what) {
     if (!ok) throw std::invalid_argument(what);
   };
@@ -319,7 +307,7 @@ SamplerChain make_sampler_chain(const SamplerParams& s, GrammarMatcher* matcher)
     chain.add(make_penalties(s.penalty_last_n, s.repeat_penalty, s.frequency_penalty,
                              s.presence_penalty));
   }
-  if (matcher) chain.add(make_grammar_mask(matcher));
+  if (matcher || !healed_prefix.empty()) chain.add(make_grammar_mask(matcher, vocab, std::move(healed_prefix)));
   if (s.temperature <= 0) {
     chain.add(make_greedy());
     return chain;

@@ -22,6 +22,7 @@
 namespace lockstep {
 
 class GrammarMatcher;
+class Vocabulary;
 
 struct TokenCandidate {
   int32_t id;
@@ -50,6 +51,9 @@ class LogitsProcessor {
   /// Records a context token that was not sampled (the prompt): only history-keeping
   /// processors (penalties) use it; the grammar does not see it.
   virtual void accept_context(int32_t /*token*/) {}
+  /// Undoes the last `n` accept() calls (for tokens replaced after the fact, e.g. when
+  /// jump-forward re-tokenizes across a boundary). Throws std::out_of_range past the start.
+  virtual void rollback(size_t /*n*/) {}
   virtual void reset() {}
   virtual std::unique_ptr<LogitsProcessor> clone() const = 0;
 };
@@ -64,9 +68,19 @@ std::unique_ptr<LogitsProcessor> make_penalties(int32_t last_n, float repeat, fl
                                                 float presence);
 
 /// Drops the tokens the grammar disallows (−inf). The matcher is not owned (clones share
-/// it); accept() advances it, so it stays in lockstep with the chain. Throws
-/// std::runtime_error in accept() if the chosen token is not allowed.
-std::unique_ptr<LogitsProcessor> make_grammar_mask(GrammarMatcher* matcher);
+/// it); accept() advances it and rollback() rolls it back, so it stays in lockstep with the
+/// chain; a token budget set on the matcher (GrammarMatcher::set_max_tokens) applies.
+/// Throws std::runtime_error in accept() if the chosen token is not allowed.
+///
+/// Token healing (Guidance, and llguidance's process_prompt): with a non-empty
+/// `healed_prefix` — the bytes of the prompt's last token(s), removed from the prompt —
+/// the first tokens must spell those bytes again: a token is allowed when its bytes are a
+/// proper prefix of what remains of them, or start with all of it and continue with bytes
+/// the grammar allows (within the budget). So a prompt that ends inside a word continues
+/// the way the tokenizer would have split the whole text. `vocab` gives the tokens' bytes;
+/// `matcher` may be null (no grammar) when healing.
+std::unique_ptr<LogitsProcessor> make_grammar_mask(GrammarMatcher* matcher, const Vocabulary* vocab = nullptr,
+                                                   std::string healed_prefix = {});
 
 /// Divides logits by t (t > 0).
 std::unique_ptr<LogitsProcessor> make_temperature(float t);
@@ -99,6 +113,8 @@ class SamplerChain {
   int32_t sample(std::span<const float> logits);
   void accept(int32_t token);
   void accept_context(int32_t token);
+  /// Undoes the last `n` accept() calls in every processor.
+  void rollback(size_t n);
   void reset();
   size_t size() const { return processors_.size(); }
   const LogitsProcessor& at(size_t i) const { return *processors_[i]; }
@@ -122,8 +138,11 @@ struct SamplerParams {
 };
 
 /// The standard chain in the documented order; `matcher` may be null (unconstrained).
-/// Processors that are off are left out. Throws std::invalid_argument for out-of-range
-/// parameters (negative penalties, top_p outside (0, 1], min_p outside [0, 1]).
-SamplerChain make_sampler_chain(const SamplerParams& params, GrammarMatcher* matcher);
+/// With a `healed_prefix` (and `vocab`), the grammar-mask position heals it (see
+/// make_grammar_mask). Processors that are off are left out. Throws std::invalid_argument
+/// for out-of-range parameters (negative penalties, top_p outside (0, 1], min_p outside
+/// [0, 1]).
+SamplerChain make_sampler_chain(const SamplerParams& params, GrammarMatcher* matcher,
+                                const Vocabulary* vocab = nullptr, std::string healed_prefix = {});
 
 }  // namespace lockstep

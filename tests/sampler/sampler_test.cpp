@@ -107,6 +107,41 @@ TEST(Sampler, PenaltyWindowForgetsOldTokens) {
   EXPECT_FLOAT_EQ(c.data[1].logit, 2.5f);
 }
 
+// Rolling back undoes accepted tokens, and the ones that had slid out of the window slide
+// back: the penalties equal those of a processor that never saw the undone tokens.
+TEST(Sampler, PenaltiesRollBackExactly) {
+  auto rolled = make_penalties(2, 2.0f, 0.5f, 0.25f);
+  auto direct = make_penalties(2, 2.0f, 0.5f, 0.25f);
+  for (int32_t t : {0, 1, 1}) {
+    rolled->accept(t);
+    direct->accept(t);
+  }
+  rolled->accept(2);
+  rolled->accept(3);
+  rolled->rollback(2);
+  Candidates a, b;
+  a.assign(kLogits);
+  b.assign(kLogits);
+  rolled->apply(a);
+  direct->apply(b);
+  for (size_t i = 0; i < kLogits.size(); ++i) EXPECT_FLOAT_EQ(a.data[i].logit, b.data[i].logit) << i;
+  EXPECT_THROW(rolled->rollback(4), std::out_of_range);
+}
+
+TEST(Sampler, ChainRollbackMovesTheGrammarBack) {
+  auto vocab = std::make_shared<Vocabulary>(std::vector<std::string>{"a", "b", "c"},
+                                            std::vector<TokenKind>(3, TokenKind::kText), std::vector<int32_t>{});
+  GrammarMatcher m(CompiledGrammar::compile(parse_gbnf("root ::= \"a\" [bc]*")), vocab);
+  SamplerChain chain = make_sampler_chain(SamplerParams{}, &m);
+  chain.accept(0);
+  chain.accept(1);
+  EXPECT_EQ(m.num_steps(), 2u);
+  chain.rollback(1);
+  EXPECT_EQ(m.num_steps(), 1u);
+  chain.accept(2);
+  EXPECT_EQ(m.num_steps(), 2u);
+}
+
 TEST(Sampler, LogitBiasCanBanATokenAndGreedyFollows) {
   SamplerChain chain;
   chain.add(make_logit_bias({{0, -INFINITY}, {3, 10.0f}}));

@@ -1,0 +1,133 @@
+// sampler/grammar_mask.cpp — the grammar mask in the sampling chain, and token healing
+// (see make_grammar_mask in sampler.h).
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "automata/matcher.h"
+#include "sampler/sampler.h"
+
+namespace lockstep {
+
+namespace {
+
+class GrammarMask : public LogitsProcessor {
+ public:
+  GrammarMask(GrammarMatcher* m, const Vocabulary* vocab, std::string healed)
+      : matcher_(m), vocab_(vocab ? vocab : m ? &m->vocabulary() : nullptr), pending_(std::move(healed)) {
+    if (!vocab_) throw std::invalid_argument("make_grammar_mask: token healing needs the vocabulary");
+  }
+  const char* name() const override { return "grammar"; }
+
+  void apply(Candidates& c) override {
+    if (!pending_.empty()) {
+      std::erase_if(c.data, [&](const TokenCandidate& t) { return !heals(t.id); });
+      return;
+    }
+    if (!matcher_) return;
+    mask_.resize(matcher_->vocabulary().bitmask_words());
+    matcher_->fill_next_token_bitmask(mask_);
+    const size_t n = matcher_->vocabulary().size();
+    std::erase_if(c.data, [&](const TokenCandidate& t) {
+      const auto id = static_cast<size_t>(t.id);
+      return id >= n || !((mask_[id >> 5] >> (id & 31)) & 1u);
+    });
+  }
+
+  void accept(int32_t token) override {
+    if (!pending_.empty()) {
+      if (!heals(token)) throw std::runtime_error(fmt::format("token {} does not continue the healed prompt", token));
+      const std::string_view bytes = vocab_->token_bytes(token);
+      Healing step{pending_, false};
+      if (bytes.size() < pending_.size()) {
+        pending_.erase(0, bytes.size());
+        // A token that only re-spells the prompt takes budget without moving the grammar.
+        if (matcher_ && matcher_->max_tokens() != SIZE_MAX) matcher_->set_max_tokens(matcher_->max_tokens() - 1);
+      } else {
+        const std::string_view rest = bytes.substr(pending_.size());
+        pending_.clear();
+        if (matcher_ && !rest.empty()) {
+          matcher_->accept_bytes(rest);
+          step.moved_grammar = true;
+        } else if (matcher_ && matcher_->max_tokens() != SIZE_MAX) {
+          matcher_->set_max_tokens(matcher_->max_tokens() - 1);
+        }
+      }
+      healing_.push_back(std::move(step));
+      ++steps_;
+      return;
+    }
+    ++steps_;
+    if (matcher_ && !matcher_->accept_token(token)) {
+      throw std::runtime_error(fmt::format("token {} is not allowed by the grammar", token));
+    }
+  }
+
+  void rollback(size_t n) override {
+    if (n > steps_) throw std::out_of_range("grammar mask: rollback past the start");
+    for (size_t i = 0; i < n; ++i, --steps_) {
+      if (steps_ > healing_.size()) {
+        if (matcher_) matcher_->rollback(1);
+        continue;
+      }
+      Healing& h = healing_.back();
+      if (h.moved_grammar) {
+        matcher_->rollback(1);
+      } else if (matcher_ && matcher_->max_tokens() != SIZE_MAX) {
+        matcher_->set_max_tokens(matcher_->max_tokens() + 1);
+      }
+      pending_ = std::move(h.pending_before);
+      healing_.pop_back();
+    }
+  }
+
+  void reset() override {
+    rollback(steps_);
+    if (matcher_) matcher_->reset();
+  }
+  std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<GrammarMask>(*this); }
+
+ private:
+  // While healing: does `id` re-spell (a prefix of) the pending bytes, and whatever follows
+  // them start a grammatical output that still fits the budget?
+  bool heals(int32_t id) {
+    if (id < 0 || static_cast<size_t>(id) >= vocab_->size() || vocab_->is_control(id)) return false;
+    const std::string_view bytes = vocab_->token_bytes(id);
+    if (bytes.empty()) return false;
+    if (bytes.size() < pending_.size()) return pending_.compare(0, bytes.size(), bytes) == 0;
+    if (bytes.compare(0, pending_.size(), pending_) != 0) return false;
+    if (!matcher_) return true;
+    const std::string_view rest = bytes.substr(pending_.size());
+    const size_t ending = matcher_->eog_tokens();
+    const size_t limit = matcher_->max_tokens();
+    if (rest.empty()) {  // the grammar has not started: its whole output must still fit
+      return limit == SIZE_MAX || matcher_->min_tokens_to_accept() + ending + 1 <= limit - matcher_->num_steps();
+    }
+    if (!matcher_->accept_bytes(rest)) return false;
+    const bool fits = limit == SIZE_MAX || matcher_->min_tokens_to_accept() + ending <= limit - matcher_->num_steps();
+    matcher_->rollback(1);
+    return fits;
+  }
+
+  struct Healing {
+    std::string pending_before;
+    bool moved_grammar;
+  };
+  GrammarMatcher* matcher_;
+  const Vocabulary* vocab_;
+  std::string pending_;            // healed prompt bytes the next tokens must spell first
+  std::vector<Healing> healing_;   // the first steps, taken while healing
+  size_t steps_ = 0;               // accepted tokens
+  std::vector<uint32_t> mask_;
+};
+
+}  // namespace
+
+std::unique_ptr<LogitsProcessor> make_grammar_mask(GrammarMatcher* matcher, const Vocabulary* vocab,
+                                                   std::string healed_prefix) {
+  return std::make_unique<GrammarMask>(matcher, vocab, std::move(healed_prefix));
+}
+
+}  // namespace lockstep
