@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "automata/matcher.h"
+#include "runtime/jump_forward.h"
 
 namespace lockstep {
 
@@ -27,9 +28,30 @@ double seconds_since(Clock::time_point t) {
 }
 }  // namespace
 
+namespace {
+
+// Tokens the run may take: max_tokens and the context (the last token chosen is never
+// run through the model, so a context of n holds n - prompt + 1 generated tokens).
+int32_t token_budget(const GenerateOptions& o, size_t prompt, int32_t n_ctx) {
+  const int32_t context = n_ctx - static_cast<int32_t>(prompt) + 1;
+  return o.max_tokens >= 0 ? std::min(o.max_tokens, context) : context;
+}
+
+std::string budget_message(const GenerateOptions& o, int32_t budget, size_t need, size_t text, bool healing) {
+  const std::string which = o.max_tokens >= 0 && budget == o.max_tokens
+                                ? fmt::format("--max-tokens is {}", budget)
+                                : fmt::format("the context leaves room for {} after the prompt", budget);
+  return fmt::format("the grammar's shortest output needs {} tokens ({} of text{}{}), but {}: raise it to {} or more",
+                     need, text, need > text ? " and an end-of-generation token" : "",
+                     healing ? ", one more for token healing" : "", which, need);
+}
+
+}  // namespace
+
 GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& options,
                         const std::function<void(std::string_view)>& on_text) {
   const Tokenizer& tok = *loaded.tokenizer;
+  const Vocabulary& vocab = tok.vocabulary();
   const LlamaConfig& cfg = loaded.model->config();
   if (tok.size() != static_cast<size_t>(cfg.vocab_size)) {
     throw std::invalid_argument(fmt::format("the tokenizer has {} tokens but the model {}",
@@ -41,6 +63,13 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
     throw std::invalid_argument("the prompt is empty and this tokenizer starts sequences without "
                                 "a BOS token: give a prompt");
   }
+  // Token healing: the prompt's last text token goes; its bytes come back as generation.
+  std::string healed;
+  if (options.token_healing && prompt.size() >= 2 && !vocab.is_control(prompt.back())) {
+    healed = std::string(tok.token_bytes(prompt.back()));
+    prompt.pop_back();
+    result.healed_tokens = 1;
+  }
   InferenceState state(loaded.model, options.context_length);
   const int32_t n_ctx = state.context_length();
   if (prompt.size() >= static_cast<size_t>(n_ctx)) {
@@ -48,6 +77,8 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
                                             prompt.size(), n_ctx));
   }
   result.prompt_tokens = static_cast<int32_t>(prompt.size());
+  const int32_t budget = token_budget(options, prompt.size(), n_ctx);
+  result.budget = budget;
 
   std::unique_ptr<GrammarMatcher> matcher;
   if (options.grammar) {
@@ -56,25 +87,70 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
     auto cache = std::make_shared<TokenMaskCache>(options.grammar, tok.shared_vocabulary());
     cache->start_background_precompute();
     matcher = std::make_unique<GrammarMatcher>(cache);
+    const size_t text = matcher->min_tokens_to_accept();
+    if (text == SIZE_MAX) {
+      throw BudgetError("this vocabulary cannot spell the grammar's shortest output", SIZE_MAX);
+    }
+    const size_t need = text + matcher->eog_tokens() + (healed.empty() ? 0 : 1);
+    if (need > static_cast<size_t>(std::max(budget, 0))) {
+      throw BudgetError(budget_message(options, budget, need, text, !healed.empty()), need);
+    }
+    matcher->set_max_tokens(static_cast<size_t>(budget));
   }
-  SamplerChain chain = make_sampler_chain(options.sampling, matcher.get());
+  SamplerChain chain = make_sampler_chain(options.sampling, matcher.get(), &vocab, healed);
 
   auto t0 = Clock::now();
-  std::span<const float> logits;
-  for (size_t i = 0; i < prompt.size(); ++i) {
-    logits = state.forward(prompt[i], static_cast<int32_t>(i));
-    chain.accept_context(prompt[i]);
-  }
+  std::span<const float> logits = state.forward(prompt, 0);
+  for (const int32_t id : prompt) chain.accept_context(id);
   result.prompt_seconds = seconds_since(t0);
 
   t0 = Clock::now();
-  int32_t pos = static_cast<int32_t>(prompt.size());
-  int32_t prev = prompt.back();
-  const bool strip_first_space = !matcher && tok.strips_space_after_bos();
+  int32_t pos = static_cast<int32_t>(prompt.size());  // next KV-cache position
+  std::vector<int32_t> pending;  // chosen or forced, not yet run through the model
+  std::string heal_left = healed;  // healed bytes the output has not re-spelled yet
+  size_t healing_tokens = 0;       // the first generated tokens that re-spelled them
+  const bool strip_first_space = !matcher && healed.empty() && tok.strips_space_after_bos();
+  auto emit = [&](std::string_view piece) {
+    result.text += piece;
+    if (on_text && !piece.empty()) on_text(piece);
+  };
   for (;;) {
-    if (options.max_tokens >= 0 && static_cast<int32_t>(result.tokens.size()) >= options.max_tokens) {
-      result.stop = StopReason::kMaxTokens;
+    // Jump-forward: what the grammar forces after the last token, without a model choice.
+    if (options.jump_forward && matcher && heal_left.empty() && !matcher->is_terminated()) {
+      const bool may_merge = !pending.empty() && result.tokens.size() > healing_tokens;
+      const ForcedTokens f =
+          forced_tokens(tok, *matcher, may_merge ? std::optional<int32_t>(result.tokens.back()) : std::nullopt);
+      const size_t after = result.tokens.size() - f.rollback + f.tokens.size();
+      if (!f.tokens.empty() && after < static_cast<size_t>(budget)) {
+        const int32_t replaced = f.rollback ? result.tokens.back() : -1;
+        if (f.rollback) chain.rollback(1);
+        for (const int32_t id : f.tokens) chain.accept(id);
+        if (matcher->min_tokens_to_accept() + matcher->eog_tokens() <= static_cast<size_t>(budget) - after) {
+          if (f.rollback) {
+            result.tokens.pop_back();
+            pending.pop_back();
+          }
+          result.tokens.insert(result.tokens.end(), f.tokens.begin(), f.tokens.end());
+          pending.insert(pending.end(), f.tokens.begin(), f.tokens.end());
+          result.forced_tokens += static_cast<int32_t>(f.tokens.size());
+          std::string text;
+          for (const int32_t id : f.tokens) text += tok.token_bytes(id);
+          emit(std::string_view(text).substr(text.size() - f.forced_bytes));
+        } else {  // the forced tokens would not leave room to close: let the model write them
+          chain.rollback(f.tokens.size());
+          if (f.rollback) chain.accept(replaced);
+        }
+      }
+    }
+    if (result.tokens.size() >= static_cast<size_t>(budget)) {
+      result.stop = options.max_tokens >= 0 && budget == options.max_tokens ? StopReason::kMaxTokens
+                                                                              : StopReason::kContextFull;
       break;
+    }
+    if (!pending.empty()) {
+      logits = state.forward(pending, pos);
+      pos += static_cast<int32_t>(pending.size());
+      pending.clear();
     }
     const auto ts = Clock::now();
     const int32_t id = chain.sample(logits);
@@ -86,24 +162,25 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
     chain.accept(id);
     result.sampling_seconds += seconds_since(ts);
     result.tokens.push_back(id);
-    if (tok.vocabulary().is_eog(id)) {
+    if (vocab.is_eog(id)) {
       result.stop = StopReason::kEndOfGeneration;
       break;
     }
-    std::string_view piece = tok.vocabulary().is_control(id) ? std::string_view() : tok.token_bytes(id);
-    if (strip_first_space && prev == tok.bos_id() && !piece.empty() && piece[0] == ' ') {
+    std::string_view piece = vocab.is_control(id) ? std::string_view() : tok.token_bytes(id);
+    if (!heal_left.empty()) {
+      const size_t n = std::min(piece.size(), heal_left.size());
+      heal_left.erase(0, n);
+      piece.remove_prefix(n);
+      healing_tokens = result.tokens.size();
+    }
+    if (strip_first_space && result.tokens.size() == 1 && prompt.back() == tok.bos_id() && !piece.empty() &&
+        piece[0] == ' ') {
       piece.remove_prefix(1);
     }
-    result.text += piece;
-    if (on_text && !piece.empty()) on_text(piece);
-    if (pos >= n_ctx) {
-      result.stop = StopReason::kContextFull;
-      break;
-    }
-    logits = state.forward(id, pos);
-    ++pos;
-    prev = id;
+    emit(piece);
+    pending.push_back(id);
   }
+  result.complete = !matcher || matcher->is_accepting();
   result.generate_seconds = seconds_since(t0);
   return result;
 }

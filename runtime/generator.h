@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,7 +39,7 @@ std::vector<std::string> bundled_model_dirs();
 LoadedModel load_model(const std::string& model_path, const std::string& tokenizer_path = "");
 
 enum class StopReason {
-  kEndOfGeneration,  ///< the model chose an end-of-generation token
+  kEndOfGeneration,  ///< an end-of-generation token was chosen
   kMaxTokens,        ///< max_tokens were generated
   kContextFull,      ///< the context (KV cache) is full
   kGrammarDeadEnd,   ///< the grammar allowed no token (cannot happen with a valid grammar)
@@ -47,28 +48,57 @@ const char* to_string(StopReason r);
 
 struct GenerateOptions {
   std::string prompt;
-  int32_t max_tokens = 256;  ///< tokens to generate; < 0: until end of generation / context
+  int32_t max_tokens = 256;  ///< tokens to generate, a final end-of-generation token included;
+                             ///< < 0: until end of generation / the context is full
   SamplerParams sampling;
   std::shared_ptr<const CompiledGrammar> grammar;  ///< null: unconstrained
   int32_t context_length = 0;  ///< KV-cache tokens (<= 0: the model's, capped at 4096)
+  /// Append the bytes the grammar forces without a model choice, as the tokenizer would
+  /// tokenize them (runtime/jump_forward.h); the KV cache takes them in one pass.
+  bool jump_forward = true;
+  /// Back the prompt up by its last token and make the first tokens re-spell it (sampler.h,
+  /// make_grammar_mask), so a prompt ending inside a word continues as one token would.
+  bool token_healing = false;
 };
 
 struct GenerateResult {
   std::string text;             ///< the completion (the prompt is not repeated)
   std::vector<int32_t> tokens;  ///< generated ids, including a final end-of-generation id
   StopReason stop = StopReason::kMaxTokens;
+  /// The output is complete: the grammar accepts it (always, without a grammar).
+  bool complete = true;
+  int32_t budget = 0;           ///< tokens the run could take (max_tokens, the context)
+  int32_t forced_tokens = 0;    ///< of `tokens`, appended by jump-forward (no model choice)
+  int32_t healed_tokens = 0;    ///< prompt tokens token healing removed (their bytes re-spelled)
   int32_t prompt_tokens = 0;
-  double prompt_seconds = 0;    ///< forward passes over the prompt
+  double prompt_seconds = 0;    ///< forward pass over the prompt
   double generate_seconds = 0;  ///< everything after the prompt (forward, mask, sampling)
   double sampling_seconds = 0;  ///< sampling chain alone, grammar mask included
 };
 
-/// Generates a completion of `options.prompt`. Under a grammar, the completion's bytes
-/// are exactly the bytes of the generated tokens, and the grammar accepts them as a
-/// prefix (as a whole when stop == kEndOfGeneration). Without a grammar, the tokenizer's
-/// decoding convention applies (the space SentencePiece puts before the first word after
-/// BOS is dropped). `on_text` receives each piece as soon as it is sampled.
-/// Throws std::invalid_argument when the prompt does not fit in the context.
+/// The token budget cannot hold the shortest output the grammar accepts (checked before
+/// anything is generated). what() states the minimum.
+class BudgetError : public std::runtime_error {
+ public:
+  BudgetError(const std::string& message, size_t minimum) : std::runtime_error(message), minimum_(minimum) {}
+  /// Tokens the run needs at least (an end-of-generation token included).
+  size_t minimum() const { return minimum_; }
+
+ private:
+  size_t minimum_;
+};
+
+/// Generates a completion of `options.prompt`. Under a grammar the output is complete when
+/// generation ends: length-aware closing (GrammarMatcher::set_max_tokens) keeps a complete
+/// sentence within the budget — max_tokens and the context, whichever ends first — at
+/// every step, and generation ends with an end-of-generation token where the grammar
+/// accepts (or, for a vocabulary without one, at the budget with an accepted text). The
+/// completion's bytes are exactly the bytes of the generated tokens (after the healed
+/// prompt bytes, with token healing). Without a grammar, the tokenizer's decoding
+/// convention applies (the space SentencePiece puts before the first word after BOS is
+/// dropped). `on_text` receives each piece as soon as it is chosen or forced.
+/// Throws std::invalid_argument when the prompt does not fit in the context, BudgetError
+/// when the budget is below what the grammar needs.
 GenerateResult generate(const LoadedModel& model, const GenerateOptions& options,
                         const std::function<void(std::string_view)>& on_text = {});
 
