@@ -291,6 +291,12 @@ size_t GrammarMatcher::min_tokens_to_accept() {
   return tokens == kNoCompletion ? SIZE_MAX : static_cast<size_t>(tokens);
 }
 
+std::string GrammarMatcher::completion_text() {
+  std::string text;
+  if (!terminated_) current_completion(text);
+  return text;
+}
+
 void GrammarMatcher::apply_budget(std::span<uint32_t> mask, const std::vector<uint32_t>* key) {
   const Vocabulary& vocab = vocabulary();
   const size_t used = history_.size();

@@ -90,6 +90,8 @@ class GrammarMatcher {
   /// is_accepting(). SIZE_MAX when the vocabulary cannot spell it. O(parse items) per
   /// call after the first (per grammar and vocabulary: O(E log V) once).
   size_t min_tokens_to_accept();
+  /// The completion min_tokens_to_accept() counts (empty when too long to build).
+  std::string completion_text();
   /// Tokens an ending takes besides the text: 1 when the vocabulary has an
   /// end-of-generation token, else 0.
   size_t eog_tokens() const { return vocabulary().eog_ids().empty() ? 0 : 1; }

@@ -132,6 +132,14 @@ void validate(const Grammar& grammar);
 /// root itself derives no string.
 void prune_unproductive(Grammar& grammar);
 
+/// A generation default (docs/generation.md): every rule whose strings are all whitespace
+/// (space, tab, line feed, carriage return) and of unbounded length — `ws ::= [ \t\n]*`,
+/// `ws ::= ([ \t\n] ws)?` — is restricted to its strings of at most `max_run` characters
+/// (or, if it has none that short, its shortest ones). It only removes strings, so every
+/// output of the bounded grammar is a sentence of the original; rules with a bound of their
+/// own (`[ \t]{0,20}`) are left as they are. Returns the names of the rules it restricted.
+std::vector<std::string> bound_whitespace_rules(Grammar& grammar, uint32_t max_run);
+
 /// Parses llama.cpp's GBNF dialect (grammars/README.md of llama.cpp): rules `name ::= ...`,
 /// sequences, `|`, `( )`, `* + ? {m} {m,} {m,n}`, string literals, character classes with
 /// ranges and `^`, `.`, escapes `\n \t \r \\ \" \[ \] \xHH \uHHHH \UHHHHHHHH`, `#` comments.

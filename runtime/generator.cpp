@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "automata/matcher.h"
 #include "runtime/jump_forward.h"
@@ -37,13 +38,16 @@ int32_t token_budget(const GenerateOptions& o, size_t prompt, int32_t n_ctx) {
   return o.max_tokens >= 0 ? std::min(o.max_tokens, context) : context;
 }
 
-std::string budget_message(const GenerateOptions& o, int32_t budget, size_t need, size_t text, bool healing) {
+std::string budget_message(const GenerateOptions& o, int32_t budget, size_t need, size_t text, bool healing,
+                           std::string shortest) {
   const std::string which = o.max_tokens >= 0 && budget == o.max_tokens
                                 ? fmt::format("--max-tokens is {}", budget)
                                 : fmt::format("the context leaves room for {} after the prompt", budget);
-  return fmt::format("the grammar's shortest output needs {} tokens ({} of text{}{}), but {}: raise it to {} or more",
-                     need, text, need > text ? " and an end-of-generation token" : "",
-                     healing ? ", one more for token healing" : "", which, need);
+  if (shortest.size() > 60) shortest = shortest.substr(0, 57) + "...";
+  return fmt::format("the grammar's shortest output ({}) needs {} tokens ({} of text{}{}), but {}: raise it to {} or more",
+                     nlohmann::json(shortest).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), need, text,
+                     need > text ? " and an end-of-generation token" : "", healing ? ", one more for token healing" : "",
+                     which, need);
 }
 
 }  // namespace
@@ -93,7 +97,7 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
     }
     const size_t need = text + matcher->eog_tokens() + (healed.empty() ? 0 : 1);
     if (need > static_cast<size_t>(std::max(budget, 0))) {
-      throw BudgetError(budget_message(options, budget, need, text, !healed.empty()), need);
+      throw BudgetError(budget_message(options, budget, need, text, !healed.empty(), matcher->completion_text()), need);
     }
     matcher->set_max_tokens(static_cast<size_t>(budget));
   }

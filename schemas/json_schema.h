@@ -46,7 +46,9 @@ struct JsonSchemaOptions {
                 ///< keys; values nested 16 levels deep or more are written without whitespace
   };
   Whitespace whitespace = Whitespace::kFlexible;
-  uint32_t max_whitespace = 20;
+  /// Longest run of flexible whitespace: kUnbounded (the default) is JSON's own language
+  /// (RFC 8259 §2); generation bounds it (`generate --max-whitespace`, default 8).
+  uint32_t max_whitespace = kUnbounded;
   uint32_t indent = 2;
   enum class PropertyOrder {
     kSchema,  ///< properties in the order `properties` lists them, then any others

@@ -166,7 +166,7 @@ void add_bench(CLI::App& app) {
   bench->require_subcommand(1);
   auto args = std::make_shared<BenchArgs>();
   CLI::App* masks = bench->add_subcommand("masks", "Token-mask latency over a document");
-  add_grammar_source_options(*masks, args->grammar);
+  add_grammar_source_options(*masks, args->grammar, GrammarPurpose::kBench);
   masks->add_option("--tokenizer,-t", args->tokenizer, "Tokenizer file")->required();
   masks->add_option("--input,-i", args->input, "Document the grammar accepts")->required();
   masks->add_flag("--json", args->json, "Machine-readable output");

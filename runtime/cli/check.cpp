@@ -46,7 +46,7 @@ void run(const CheckArgs& a) {
 void add_check(CLI::App& app) {
   auto args = std::make_shared<CheckArgs>();
   CLI::App* cmd = app.add_subcommand("check", "Check a text against a grammar (exit 0 when it matches)");
-  add_grammar_source_options(*cmd, args->grammar);
+  add_grammar_source_options(*cmd, args->grammar, GrammarPurpose::kCheck);
   cmd->add_option("--input,-i", args->input, "The text")->each([args](const std::string&) { args->input_given = true; });
   cmd->add_option("--input-file", args->input_file, "A file holding the text");
   cmd->callback([args] {

@@ -1,12 +1,14 @@
 // runtime/cli/generate.cpp — `lockstep generate`: the main job.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "automata/compiled_grammar.h"
 #include "runtime/cli/commands.h"
@@ -26,7 +28,61 @@ struct GenerateArgs {
   SamplerParams sampling;
   std::vector<std::string> logit_bias;
   int64_t seed = -1;
+  bool json = false;
+  bool no_jump_forward = false;
+  bool token_healing = false;
 };
+
+// A number option's allowed values: "[lo, hi]" with open ends where `open_lo` / `open_hi`.
+CLI::Validator in_range(double lo, double hi, const std::string& meaning, bool open_lo = false) {
+  const std::string range = fmt::format("{}{}, {}]", open_lo ? "(" : "[", lo, std::isinf(hi) ? "∞" : fmt::format("{}", hi));
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v;
+        try {
+          size_t used = 0;
+          v = std::stod(text, &used);
+          if (used != text.size()) return {};  // not a number: CLI11's conversion error says so
+        } catch (const std::exception&) {
+          return {};
+        }
+        const bool ok = std::isfinite(v) && (open_lo ? v > lo : v >= lo) && v <= hi;
+        return ok ? std::string() : fmt::format("{} is outside {}{}", text, range, meaning.empty() ? "" : " (" + meaning + ")");
+      },
+      range);
+}
+
+void print_statistics(const GenerateResult& r, uint64_t seed) {
+  const size_t n = r.tokens.size();
+  std::string forced;
+  if (r.forced_tokens > 0) {
+    forced = fmt::format("; jump-forward {} of {} tokens ({:.0f} %)", r.forced_tokens, n, 100.0 * r.forced_tokens / n);
+  }
+  std::fprintf(stderr,
+               "lockstep: %zu tokens in %.3f s (%.1f tokens/s; prompt %d tokens in %.3f s; sampling %.1f µs/token%s), "
+               "stop: %s, seed %llu\n",
+               n, r.generate_seconds, r.generate_seconds > 0 ? n / r.generate_seconds : 0.0, r.prompt_tokens,
+               r.prompt_seconds, n ? 1e6 * r.sampling_seconds / n : 0.0, forced.c_str(), to_string(r.stop),
+               static_cast<unsigned long long>(seed));
+}
+
+nlohmann::json result_json(const GenerateResult& r, uint64_t seed) {
+  const size_t n = r.tokens.size();
+  return {{"text", r.text},
+          {"complete", r.complete},
+          {"stop", to_string(r.stop)},
+          {"tokens", n},
+          {"budget", r.budget},
+          {"forced_tokens", r.forced_tokens},
+          {"forced_share", n ? static_cast<double>(r.forced_tokens) / static_cast<double>(n) : 0.0},
+          {"healed_tokens", r.healed_tokens},
+          {"prompt_tokens", r.prompt_tokens},
+          {"prompt_seconds", r.prompt_seconds},
+          {"generate_seconds", r.generate_seconds},
+          {"sampling_seconds", r.sampling_seconds},
+          {"tokens_per_second", r.generate_seconds > 0 ? static_cast<double>(n) / r.generate_seconds : 0.0},
+          {"seed", seed}};
+}
 
 void run_generate(const GenerateArgs& a) {
   GenerateOptions opt;
@@ -35,6 +91,8 @@ void run_generate(const GenerateArgs& a) {
   opt.context_length = a.ctx_size;
   opt.sampling = a.sampling;
   opt.sampling.seed = a.seed >= 0 ? static_cast<uint64_t>(a.seed) : std::random_device{}();
+  opt.jump_forward = !a.no_jump_forward;
+  opt.token_healing = a.token_healing;
   for (const auto& b : a.logit_bias) {
     const auto eq = b.find('=');
     if (eq == std::string::npos) {
@@ -55,18 +113,28 @@ void run_generate(const GenerateArgs& a) {
     }
   }
 
-  const GenerateResult r = generate(model, opt, [](std::string_view piece) {
-    std::fwrite(piece.data(), 1, piece.size(), stdout);
-    std::fflush(stdout);
-  });
-  const size_t n = r.tokens.size();
-  std::fprintf(stderr,
-               "%slockstep: %zu tokens in %.3f s (%.1f tokens/s; prompt %d tokens in %.3f s; "
-               "sampling %.1f µs/token), stop: %s, seed %llu\n",
-               isatty(STDERR_FILENO) && !r.text.empty() && r.text.back() != '\n' ? "\n" : "", n, r.generate_seconds,
-               r.generate_seconds > 0 ? n / r.generate_seconds : 0.0, r.prompt_tokens,
-               r.prompt_seconds, n ? 1e6 * r.sampling_seconds / n : 0.0, to_string(r.stop),
-               static_cast<unsigned long long>(opt.sampling.seed));
+  GenerateResult r;
+  try {
+    r = generate(model, opt, [&](std::string_view piece) {
+      if (a.json) return;
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      std::fflush(stdout);
+    });
+  } catch (const BudgetError& e) {
+    throw CommandExit{kExitIncomplete, fmt::format("lockstep: error: {}", e.what())};
+  }
+  if (a.json) {
+    std::printf("%s\n", result_json(r, opt.sampling.seed).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else if (isatty(STDOUT_FILENO) && !r.text.empty() && r.text.back() != '\n') {
+    std::fputc('\n', stdout);  // a terminal's prompt starts on its own line; a pipe gets the bytes only
+  }
+  std::fflush(stdout);
+  print_statistics(r, opt.sampling.seed);
+  if (!r.complete) {
+    throw CommandExit{kExitIncomplete, fmt::format("lockstep: incomplete output: generation stopped ({}) before the grammar "
+                                     "accepted the text",
+                                     to_string(r.stop))};
+  }
 }
 
 }  // namespace
@@ -74,32 +142,52 @@ void run_generate(const GenerateArgs& a) {
 void add_generate(CLI::App& app) {
   auto args = std::make_shared<GenerateArgs>();
   CLI::App* cmd = app.add_subcommand("generate", "Generate text with the model, optionally "
-                                                 "constrained by a grammar");
+                                                 "constrained by a grammar (exit 0: complete output; "
+                                                 "3: a limit ended it incomplete)");
   cmd->add_option("--model,-m", args->model,
                   "Model file or folder (default: the bundled stories260K)");
   cmd->add_option("--tokenizer", args->tokenizer, "Tokenizer file (default: beside the model)");
   cmd->add_option("--prompt,-p", args->prompt, "Text to continue (not repeated in the output)");
-  add_grammar_source_options(*cmd, args->grammar);
-  cmd->add_option("--max-tokens,-n", args->max_tokens, "Tokens to generate (-1: until the end)")
+  add_grammar_source_options(*cmd, args->grammar, GrammarPurpose::kGenerate);
+  cmd->add_option("--max-tokens,-n", args->max_tokens,
+                  "Tokens to generate, a final end-of-generation token included (-1: until the context is full); "
+                  "under a grammar the output is complete within it")
+      ->check(in_range(-1, 1 << 30, "-1: no limit but the context"))
       ->capture_default_str();
   cmd->add_option("--ctx-size,-c", args->ctx_size,
                   "Context (KV cache) in tokens (0: the model's, at most 4096)")
+      ->check(in_range(0, 1 << 30, "0: the model's"))
       ->capture_default_str();
   auto& s = args->sampling;
-  cmd->add_option("--temperature", s.temperature, "Temperature (0: greedy)")->capture_default_str();
-  cmd->add_option("--top-k", s.top_k, "Top-k (0: off)")->capture_default_str();
-  cmd->add_option("--top-p", s.top_p, "Top-p / nucleus (1: off)")->capture_default_str();
-  cmd->add_option("--min-p", s.min_p, "Min-p (0: off)")->capture_default_str();
+  const double inf = HUGE_VAL;
+  cmd->add_option("--temperature", s.temperature, "Temperature (0: greedy)")
+      ->check(in_range(0, inf, "0: greedy"))
+      ->capture_default_str();
+  cmd->add_option("--top-k", s.top_k, "Top-k (0: off)")->check(in_range(0, 1 << 30, "0: off"))->capture_default_str();
+  cmd->add_option("--top-p", s.top_p, "Top-p / nucleus (1: off)")->check(in_range(0, 1, "1: off", true))->capture_default_str();
+  cmd->add_option("--min-p", s.min_p, "Min-p (0: off)")->check(in_range(0, 1, "0: off"))->capture_default_str();
   cmd->add_option("--repeat-penalty", s.repeat_penalty, "Repetition penalty (1: off)")
+      ->check(in_range(0, inf, "1: off", true))
       ->capture_default_str();
   cmd->add_option("--repeat-last-n", s.penalty_last_n, "Tokens the penalties look back (-1: all)")
+      ->check(in_range(-1, 1 << 30, "-1: all"))
       ->capture_default_str();
   cmd->add_option("--frequency-penalty", s.frequency_penalty, "Frequency penalty (0: off)")
+      ->check(in_range(-inf, inf, ""))
       ->capture_default_str();
   cmd->add_option("--presence-penalty", s.presence_penalty, "Presence penalty (0: off)")
+      ->check(in_range(-inf, inf, ""))
       ->capture_default_str();
   cmd->add_option("--logit-bias", args->logit_bias, "TOKEN_ID=BIAS added to a logit (repeatable)");
-  cmd->add_option("--seed,-s", args->seed, "Random seed (default: random)");
+  cmd->add_option("--seed,-s", args->seed, "Random seed (default: random)")->check(in_range(0, 9.2e18, ""));
+  cmd->add_flag("--no-jump-forward", args->no_jump_forward,
+                "Let the model write text the grammar forces (default: appended without a model choice, "
+                "tokenized as the tokenizer would)");
+  cmd->add_flag("--token-healing", args->token_healing,
+                "Back the prompt up by its last token; the first tokens must re-spell it (a prompt ending inside a "
+                "word continues as one token would)");
+  cmd->add_flag("--json", args->json,
+                "Print the completion and the statistics as one JSON object on stdout (instead of streaming text)");
   cmd->callback([args] { run_generate(*args); });
 }
 

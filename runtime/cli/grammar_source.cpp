@@ -13,7 +13,9 @@
 
 namespace lockstep::cli {
 
-void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args) {
+void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args, GrammarPurpose purpose) {
+  args.purpose = purpose;
+  if (purpose == GrammarPurpose::kCheck) args.property_order = "any";
   cmd.add_option("--grammar", args.grammar_file, "GBNF grammar file the output must match");
   cmd.add_option("--regex", args.regex, "Regular expression the whole output must match")
       ->each([&args](const std::string&) { args.regex_given = true; });
@@ -32,6 +34,13 @@ void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args) {
                "Treat every object schema as if it had \"additionalProperties\": false");
   cmd.add_flag("--lenient", args.lenient, "Compile schemas with keywords lockstep cannot enforce (listed on stderr)");
   cmd.add_flag("--formats-as-annotations", args.formats_as_annotations, "Do not enforce \"format\"");
+  if (purpose == GrammarPurpose::kGenerate) {
+    cmd.add_option("--max-whitespace", args.max_whitespace,
+                   "Longest whitespace run generation writes (JSON flexible whitespace, whitespace-only GBNF rules); "
+                   "-1 keeps the grammar's own")
+        ->check(CLI::Range(-1, 1 << 20))
+        ->capture_default_str();
+  }
 }
 
 namespace {
@@ -68,6 +77,7 @@ JsonSchemaOptions schema_options(const GrammarSourceArgs& a) {
   o.forbid_additional_properties = a.forbid_additional_properties;
   o.lenient = a.lenient;
   o.assert_formats = !a.formats_as_annotations;
+  if (a.purpose == GrammarPurpose::kGenerate && a.max_whitespace >= 0) o.max_whitespace = static_cast<uint32_t>(a.max_whitespace);
   return o;
 }
 
@@ -90,7 +100,15 @@ std::shared_ptr<const CompiledGrammar> compile_grammar_source(const GrammarSourc
     if (!args.grammar_file.empty()) {
       const std::string text = read_file(args.grammar_file);
       try {
-        return CompiledGrammar::compile(parse_gbnf(text));
+        Grammar g = parse_gbnf(text);
+        if (args.purpose == GrammarPurpose::kGenerate && args.max_whitespace >= 0) {
+          const auto bounded = bound_whitespace_rules(g, static_cast<uint32_t>(args.max_whitespace));
+          for (const auto& name : bounded) {
+            std::fprintf(stderr, "%s: note: generation limits whitespace rule '%s' to runs of %d (--max-whitespace -1 keeps the grammar's)\n",
+                         args.grammar_file.c_str(), name.c_str(), args.max_whitespace);
+          }
+        }
+        return CompiledGrammar::compile(std::move(g));
       } catch (const GrammarError& e) {
         throw std::runtime_error(fmt::format("{}:{}", args.grammar_file, e.what()));
       }

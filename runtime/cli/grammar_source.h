@@ -10,7 +10,13 @@
 
 namespace lockstep::cli {
 
+/// What the grammar is for. Generation adds bounds that keep outputs sane (whitespace runs,
+/// serializer-style numbers: docs/generation.md); checking and benchmarking keep the exact
+/// language.
+enum class GrammarPurpose { kGenerate, kCheck, kBench };
+
 struct GrammarSourceArgs {
+  GrammarPurpose purpose = GrammarPurpose::kCheck;
   std::string grammar_file;  ///< --grammar FILE.gbnf
   std::string regex;         ///< --regex PATTERN (the whole output must match)
   bool regex_given = false;
@@ -23,9 +29,15 @@ struct GrammarSourceArgs {
   bool forbid_additional_properties = false;
   bool lenient = false;
   bool formats_as_annotations = false;
+  /// Generation: the longest run of whitespace (JSON flexible whitespace, and GBNF rules that
+  /// are whitespace only and unbounded); -1 keeps the grammar's own.
+  int32_t max_whitespace = 8;
 };
 
-void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args);
+/// Registers the grammar options on `cmd` for `purpose` (--max-whitespace only when
+/// generating; JSON property order defaults to any order when checking, as JSON objects are
+/// unordered, and to the schema's otherwise).
+void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args, GrammarPurpose purpose);
 
 /// The compiled grammar the options name, or null when none was given. Errors carry the
 /// source's name: "FILE:line:column: message", "--regex:1:column: message",

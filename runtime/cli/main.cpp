@@ -1,27 +1,59 @@
 // runtime/cli/main.cpp — `lockstep`: grammar-constrained generation and its tools.
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "runtime/cli/commands.h"
 
 int main(int argc, char** argv) {
+  using namespace lockstep::cli;
   CLI::App app{"lockstep — grammar-constrained decoding"};
+  app.set_version_flag("--version", std::string("lockstep ") + LOCKSTEP_VERSION);
   app.require_subcommand(1);
-  lockstep::cli::add_generate(app);
-  lockstep::cli::add_tokenize(app);
-  lockstep::cli::add_convert(app);
-  lockstep::cli::add_bench(app);
-  lockstep::cli::add_check(app);
+  add_generate(app);
+  add_tokenize(app);
+  add_convert(app);
+  add_bench(app);
+  add_check(app);
+  if (argc >= 2 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->get_name() == argv[1];
+    }
+    if (!known) {
+      std::fprintf(stderr, "lockstep: error: unknown command '%s' (commands: %s; see lockstep --help)\n", argv[1],
+                   names.c_str());
+      return kExitError;
+    }
+  }
+  if (argc == 1) {
+    std::fputs(app.help().c_str(), stderr);
+    return kExitError;
+  }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "lockstep: error: %s (see --help)\n", e.what());
+    return kExitError;
+  } catch (const CommandExit& e) {
+    std::fflush(stdout);
+    if (!e.message.empty()) std::fprintf(stderr, "%s\n", e.message.c_str());
+    return e.code;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "lockstep: error: %s\n", e.what());
-    return 1;
+    return kExitError;
   }
   return 0;
 }

@@ -81,7 +81,7 @@ struct TempFile {
 };
 
 void expect_one_line_error(const CliResult& r, const std::string& fragment) {
-  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(lines(r.err), 1u) << r.err;
   EXPECT_EQ(r.err.rfind("lockstep: error: ", 0), 0u) << r.err;
@@ -190,10 +190,63 @@ TEST(Cli, CheckAndGenerateWithARegex) {
                         "give one of --grammar, --regex, --schema and --tools");
 }
 
-TEST(Cli, BadOptionsAreRejected) {
-  EXPECT_NE(run_cli({"generate", "--top-p", "0"}).exit_code, 0);
-  EXPECT_NE(run_cli({"generate", "--max-tokens", "many"}).exit_code, 0);
+TEST(Cli, OutOfRangeValuesAreErrorsWithTheAllowedRange) {
+  expect_one_line_error(run_cli({"generate", "--temperature", "-1"}), "--temperature: -1 is outside [0, ∞]");
+  expect_one_line_error(run_cli({"generate", "--top-p", "2"}), "--top-p: 2 is outside (0, 1]");
+  expect_one_line_error(run_cli({"generate", "--top-p", "0"}), "--top-p: 0 is outside (0, 1]");
+  expect_one_line_error(run_cli({"generate", "--top-k", "-5"}), "--top-k: -5 is outside [0,");
+  expect_one_line_error(run_cli({"generate", "--ctx-size", "-3"}), "--ctx-size: -3 is outside [0,");
+  expect_one_line_error(run_cli({"generate", "--max-tokens", "-5"}), "--max-tokens: -5 is outside [-1,");
+  expect_one_line_error(run_cli({"generate", "--min-p", "1.5"}), "--min-p: 1.5 is outside [0, 1]");
+  expect_one_line_error(run_cli({"generate", "--max-whitespace", "-2"}), "--max-whitespace");
+  expect_one_line_error(run_cli({"generate", "--max-tokens", "many"}), "--max-tokens");
   expect_one_line_error(run_cli({"generate", "--logit-bias", "99999=1"}), "outside the vocabulary");
+}
+
+TEST(Cli, VersionUnknownCommandsAndNoCommand) {
+  CliResult r = run_cli({"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(RE2::FullMatch(r.out, "lockstep \\d+\\.\\d+\\.\\d+\n")) << r.out;
+  expect_one_line_error(run_cli({"generat"}), "unknown command 'generat' (commands: generate, tokenize");
+  r = run_cli({});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("Subcommands:"), std::string::npos) << r.err;
+}
+
+// Exit 0 only for a complete output; a budget the grammar cannot close within is exit 3
+// before anything is generated, with the minimum in the message.
+TEST(Cli, GenerateExitCodesAndJson) {
+  CliResult r = run_cli({"generate", "--regex", "[a-z]{10}", "--max-tokens", "3"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("needs 11 tokens"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("raise it to 11 or more"), std::string::npos) << r.err;
+  r = run_cli({"generate", "--regex", "[a-z]{10}", "--max-tokens", "11", "--seed", "4", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(RE2::FullMatch(j.at("text").get<std::string>(), "[a-z]{10}")) << r.out;
+  EXPECT_EQ(j.at("complete"), true);
+  EXPECT_EQ(j.at("stop"), "end of generation");
+  EXPECT_LE(j.at("tokens").get<int>(), 11);
+  for (const char* key : {"forced_tokens", "forced_share", "generate_seconds", "prompt_tokens", "seed", "budget"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  // Piped stdout gets the completion's bytes only, no newline added.
+  r = run_cli({"generate", "--regex", "[0-9]{4}", "--seed", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(RE2::FullMatch(r.out, "[0-9]{4}")) << r.out;
+}
+
+TEST(Cli, GenerationBoundsUnboundedWhitespaceRulesAndSaysSo) {
+  const std::string g = test_data::shared("grammars/llama.cpp/arithmetic.gbnf").string();
+  CliResult r = run_cli({"generate", "--grammar", g, "--seed", "3", "--max-tokens", "64"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("note: generation limits whitespace rule 'ws' to runs of 8"), std::string::npos) << r.err;
+  r = run_cli({"generate", "--grammar", g, "--seed", "3", "--max-tokens", "64", "--max-whitespace", "-1"});
+  EXPECT_EQ(r.err.find("note:"), std::string::npos) << r.err;
+  // check keeps the grammar's own language: a run of 30 spaces is fine there.
+  r = run_cli({"check", "--grammar", g, "--input", "x =" + std::string(30, ' ') + "1\n"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
 // Runs one of the node validators in tests/node (ajv); its exit code.
