@@ -30,6 +30,10 @@ class SchemaCompiler {
   /// "<pointer>: <message>" — an error, or in lenient mode an unenforced keyword.
   void unsupported(const std::string& pointer, const std::string& keyword, const std::string& why);
   void warn(const std::string& pointer, const std::string& message);
+  /// A sub-schema that matches no value of some type (contradictory bounds, an empty enum):
+  /// a warning, as the branch is only dropped; if the whole schema ends up matching nothing,
+  /// the error repeats it.
+  void never_matches(const std::string& pointer, const std::string& why);
 
   const JsonSchemaOptions& options() const { return opt_; }
 
@@ -69,7 +73,7 @@ class SchemaCompiler {
   std::unordered_map<std::string, Norm> norms_;
   std::set<std::string> in_progress_;
   std::deque<json> synthetic_;  // nodes made up for enum / const members
-  std::vector<std::string> warnings_, unenforced_;
+  std::vector<std::string> warnings_, unenforced_, never_;
 };
 
 std::string escape_pointer_token(const std::string& token);
