@@ -156,6 +156,7 @@ SchemaCompiler::SchemaCompiler(const json& document, const JsonSchemaOptions& op
     }
   }
   index(document, "", kRootBase, root_draft_);
+  if (document.is_object()) report_keyword_typos();
 }
 
 void SchemaCompiler::index(const json& node, const std::string& pointer, const std::string& parent_base, int draft) {

@@ -1,8 +1,9 @@
 // schemas/schema_compiler.h — the JSON Schema compiler's state (internal).
 //
 // keywords.cpp: the document index ($id, $anchor, $ref), and each keyword's meaning as a
-// Norm. schema_grammar.cpp: Norms → grammar rules (strings and numbers as automata,
-// arrays and objects as small state machines over items and members).
+// Norm. keyword_typos.cpp: warnings for keys that look like misspelled keywords.
+// schema_grammar.cpp: Norms → grammar rules (strings and numbers as automata, arrays and
+// objects as small state machines over items and members).
 #pragma once
 
 #include <deque>
@@ -61,6 +62,10 @@ class SchemaCompiler {
                        const std::string& pointer);
   DfaPtr pattern_dfa(const json& pattern, const std::string& pointer);
   TermPtr const_term(const json& value, const std::string& pointer);
+
+  // ---- keyword_typos.cpp
+  /// Warns about keys of schema objects that look like misspelled keywords.
+  void report_keyword_typos();
 
   // ---- schema_grammar.cpp
   friend class GrammarBuilder;
