@@ -152,6 +152,18 @@ TEST(ToolCalls, MalformedDefinitionsNameThePointer) {
   }
 }
 
+TEST(ToolCalls, WarningsNameThePointerInTheDefinitions) {
+  JsonSchemaOptions options;
+  const CompiledSchema c = compile_tool_calls(
+      parse_tool_definitions(ojson::parse(R"([{"type":"function","function":{"name":"a","parameters":{
+          "type":"object","requried":["x"],"properties":{"x":{"type":"string","maxLenght":3}}}}}])")),
+      options, false);
+  const std::vector<std::string> expected = {
+      "/0/function/parameters: unknown keyword 'requried': did you mean 'required'?",
+      "/0/function/parameters/properties/x: unknown keyword 'maxLenght': did you mean 'maxLength'?"};
+  EXPECT_EQ(c.warnings, expected);
+}
+
 TEST(ToolCalls, BfclTypeNamesMapToJsonSchema) {
   const ojson bfcl = ojson::parse(R"({"type":"dict","properties":{
       "a":{"type":"float"},"b":{"type":"tuple","items":{"type":"integer"}},"c":{"type":"any"},
