@@ -44,6 +44,14 @@ const std::string kQuotedLocal = R"("([ !#-\[\]-~]|\\[ -~])*")";
 const std::string kEmail = "(" + kAtext + "+(\\." + kAtext + "+)*|" + kQuotedLocal + ")@(" + kHostname +
                            "|\\[(" + kIpv4 + "|IPv6:" + kIpv6 + ")\\])";
 
+// RFC 3987 §2.2 ucschar and iprivate: the characters IRIs (and URI Templates) add to URIs.
+const std::string kUcschar =
+    R"([\u00A0-\uD7FF\uF900-\uFDCF\uFDF0-\uFFEF\u{10000}-\u{1FFFD}\u{20000}-\u{2FFFD}\u{30000}-\u{3FFFD})"
+    R"(\u{40000}-\u{4FFFD}\u{50000}-\u{5FFFD}\u{60000}-\u{6FFFD}\u{70000}-\u{7FFFD}\u{80000}-\u{8FFFD})"
+    R"(\u{90000}-\u{9FFFD}\u{A0000}-\u{AFFFD}\u{B0000}-\u{BFFFD}\u{C0000}-\u{CFFFD}\u{D0000}-\u{DFFFD})"
+    R"(\u{E1000}-\u{EFFFD}])";
+const std::string kIprivate = R"([\uE000-\uF8FF\u{F0000}-\u{FFFFD}\u{100000}-\u{10FFFD}])";
+
 // RFC 3986 §3 (generic syntax) and, with `iri`, RFC 3987 §2.2 (IRIs: ucschar in
 // unreserved, iprivate in queries), as character-level grammars.
 struct UriLanguages {
@@ -51,12 +59,7 @@ struct UriLanguages {
 };
 UriLanguages uri_languages(bool iri) {
   const std::string pct = "%[0-9A-Fa-f]{2}";
-  const std::string ucschar =
-      R"([\u00A0-\uD7FF\uF900-\uFDCF\uFDF0-\uFFEF\u{10000}-\u{1FFFD}\u{20000}-\u{2FFFD}\u{30000}-\u{3FFFD})"
-      R"(\u{40000}-\u{4FFFD}\u{50000}-\u{5FFFD}\u{60000}-\u{6FFFD}\u{70000}-\u{7FFFD}\u{80000}-\u{8FFFD})"
-      R"(\u{90000}-\u{9FFFD}\u{A0000}-\u{AFFFD}\u{B0000}-\u{BFFFD}\u{C0000}-\u{CFFFD}\u{D0000}-\u{DFFFD})"
-      R"(\u{E1000}-\u{EFFFD}])";
-  const std::string iprivate = R"([\uE000-\uF8FF\u{F0000}-\u{FFFFD}\u{100000}-\u{10FFFD}])";
+  const std::string ucschar = kUcschar, iprivate = kIprivate;
   const std::string unreserved = iri ? "([A-Za-z0-9._~-]|" + ucschar + ")" : "[A-Za-z0-9._~-]";
   const std::string sub_delims = R"([!$&'()*+,;=])";
   const std::string pchar = "(" + unreserved + "|" + pct + "|" + sub_delims + "|[:@])";
@@ -111,6 +114,20 @@ std::string regex_language() {
   return alternation;
 }
 
+// RFC 6570 §2 URI-Template, with verified erratum 6937 (literals take %x26-3B, so the
+// apostrophe, a sub-delim of RFC 3986, is a literal: §3.2.1's own "'{var}'" example needs
+// it). An expression is "{", an optional operator, then varspecs separated by ",", each a
+// varname (varchars, single dots between them) with at most one modifier: a prefix ":"
+// max-length (1 to 9999, no leading zero) or the explode "*".
+std::string uri_template_language() {
+  const std::string pct = "%[0-9A-Fa-f]{2}";
+  const std::string literal = R"(([!#$&-;=?-\[\]_a-z~]|)" + kUcschar + "|" + kIprivate + "|" + pct + ")";
+  const std::string varchar = "([A-Za-z0-9_]|" + pct + ")";
+  const std::string varspec = varchar + "(\\.?" + varchar + ")*(:[1-9][0-9]{0,3}|\\*)?";
+  const std::string expression = R"(\{[+#./;?&=,!@|]?)" + varspec + "(," + varspec + ")*\\}";
+  return "(" + literal + "|" + expression + ")*";
+}
+
 const std::string kUuid = "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}";
 
 const std::map<std::string, std::string, std::less<>>& patterns() {
@@ -131,6 +148,7 @@ const std::map<std::string, std::string, std::less<>>& patterns() {
       {"json-pointer", kJsonPointer},
       {"relative-json-pointer", kRelativeJsonPointer},
       {"regex", regex_language()},
+      {"uri-template", uri_template_language()},
       {"uuid", kUuid},
   };
   return p;

@@ -11,7 +11,9 @@ namespace lockstep {
 /// The strings of a format (JSON Schema 2020-12 §7.3): date, time, date-time, duration
 /// (RFC 3339 and its appendix A), email (RFC 5321 dot-atom mailbox with a hostname or
 /// address literal), hostname (RFC 1123 labels), ipv4, ipv6 (RFC 4291 text forms), uri,
-/// uri-reference (RFC 3986), uuid (RFC 4122). Null for a format lockstep does not know.
+/// uri-reference (RFC 3986), iri, iri-reference (RFC 3987), uri-template (RFC 6570),
+/// json-pointer, relative-json-pointer, regex, uuid (RFC 4122). Null for a format lockstep
+/// does not know.
 std::shared_ptr<const CharDfa> format_language(std::string_view format);
 
 }  // namespace lockstep

@@ -1,5 +1,7 @@
 // schemas/keywords.cpp — JSON Schema keywords → normal forms (drafts 4, 6, 7, 2019-09,
 // 2020-12), and $ref resolution within the document.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "schemas/formats.h"
@@ -154,6 +156,7 @@ SchemaCompiler::SchemaCompiler(const json& document, const JsonSchemaOptions& op
     }
   }
   index(document, "", kRootBase, root_draft_);
+  if (document.is_object()) report_keyword_typos();
 }
 
 void SchemaCompiler::index(const json& node, const std::string& pointer, const std::string& parent_base, int draft) {
@@ -204,7 +207,15 @@ void SchemaCompiler::unsupported(const std::string& pointer, const std::string& 
 }
 
 void SchemaCompiler::warn(const std::string& pointer, const std::string& message) {
-  warnings_.push_back(fmt::format("{}: {}", pointer.empty() ? "(root)" : pointer, message));
+  // A schema normalized again (after a failed attempt, e.g. inside `disjoint`) warns once.
+  std::string w = fmt::format("{}: {}", pointer.empty() ? "(root)" : pointer, message);
+  if (std::find(warnings_.begin(), warnings_.end(), w) == warnings_.end()) warnings_.push_back(std::move(w));
+}
+
+void SchemaCompiler::never_matches(const std::string& pointer, const std::string& why) {
+  warn(pointer, why);
+  std::string w = fmt::format("{}: {}", pointer.empty() ? "(root)" : pointer, why);
+  if (std::find(never_.begin(), never_.end(), w) == never_.end()) never_.push_back(std::move(w));
 }
 
 TermPtr SchemaCompiler::resolve_ref(const std::string& ref, const std::string& base, const std::string& pointer) {
@@ -416,8 +427,10 @@ Norm SchemaCompiler::string_keywords(const json& s, const std::string& pointer) 
   if (s.contains("minLength") || s.contains("maxLength")) {
     const uint32_t lo = s.contains("minLength") ? as_count(s["minLength"], pointer + "/minLength") : 0;
     const uint32_t hi = s.contains("maxLength") ? as_count(s["maxLength"], pointer + "/maxLength") : kUnbounded;
-    if (lo > hi) throw SchemaError(pointer, fmt::format("unsatisfiable: minLength {} > maxLength {}", lo, hi));
-    if (lo > 0 || hi != kUnbounded) {
+    if (lo > hi) {
+      never_matches(pointer, fmt::format("minLength {} > maxLength {}: this schema matches no string", lo, hi));
+      c = no_strings();
+    } else if (lo > 0 || hi != kUnbounded) {
       if (std::max(lo, hi == kUnbounded ? 0 : hi) > 100000) {
         unsupported(pointer, "maxLength", "lengths above 100000 code points");
       } else {
@@ -449,6 +462,7 @@ Norm SchemaCompiler::array_keywords(const json& s, const Term& t, int draft) {
   if (!any) return Norm::any();
   ArrayRec r;
   r.rest = t_true();
+  bool empty = false;  // contradictory bounds: no array matches
   const bool items_array = s.contains("items") && s["items"].is_array();
   if (s.contains("prefixItems")) {
     if (!s["prefixItems"].is_array()) throw SchemaError(p + "/prefixItems", "must be an array of schemas");
@@ -469,7 +483,10 @@ Norm SchemaCompiler::array_keywords(const json& s, const Term& t, int draft) {
     Contains c{child(t, s["contains"], "/contains"), 1, kUnbounded, 0};
     if (s.contains("minContains")) c.min = as_count(s["minContains"], p + "/minContains");
     if (s.contains("maxContains")) c.max = as_count(s["maxContains"], p + "/maxContains");
-    if (c.min > c.max) throw SchemaError(p, "unsatisfiable: minContains > maxContains");
+    if (c.min > c.max) {
+      never_matches(p, fmt::format("minContains {} > maxContains {}: this schema matches no array", c.min, c.max));
+      empty = true;
+    }
     r.contains.push_back(c);
   }
   if (s.contains("uniqueItems")) {
@@ -490,9 +507,12 @@ Norm SchemaCompiler::array_keywords(const json& s, const Term& t, int draft) {
       unsupported(p, "unevaluatedItems", "only supported next to items / prefixItems without applicators");
     }
   }
-  if (r.min > r.max) throw SchemaError(p, fmt::format("unsatisfiable: minItems {} > maxItems {}", r.min, r.max));
+  if (r.min > r.max) {
+    never_matches(p, fmt::format("minItems {} > maxItems {}: this schema matches no array", r.min, r.max));
+    empty = true;
+  }
   Norm n = Norm::any();
-  n.arrays = {r};
+  n.arrays = empty ? std::vector<ArrayRec>{} : std::vector<ArrayRec>{r};
   return n;
 }
 
@@ -583,8 +603,12 @@ Norm SchemaCompiler::object_keywords(const json& s, const Term& t, int draft) {
     }
     if (s.contains("minProperties")) r.min = as_count(s["minProperties"], p + "/minProperties");
     if (s.contains("maxProperties")) r.max = as_count(s["maxProperties"], p + "/maxProperties");
-    if (r.min > r.max) throw SchemaError(p, "unsatisfiable: minProperties > maxProperties");
-    n.objects = {r};
+    if (r.min > r.max) {
+      never_matches(p, fmt::format("minProperties {} > maxProperties {}: this schema matches no object", r.min, r.max));
+      n.objects.clear();
+    } else {
+      n.objects = {r};
+    }
   }
   auto dependencies = [&](const char* key, bool arrays, bool schemas) {
     if (!s.contains(key)) return;
@@ -706,6 +730,7 @@ Norm SchemaCompiler::normalize_schema(const Term& t) {
   if (s.contains("type")) n = intersect(n, type_norm(s["type"], p + "/type", draft));
   if (s.contains("enum")) {
     if (!s["enum"].is_array()) throw SchemaError(p + "/enum", "must be an array");
+    if (s["enum"].empty()) never_matches(p + "/enum", "the enum is empty: this schema matches no value");
     Norm e = Norm::nothing();
     for (size_t i = 0; i < s["enum"].size(); ++i) e = unite(e, value_norm(s["enum"][i], p + "/enum/" + std::to_string(i)));
     n = intersect(n, e);

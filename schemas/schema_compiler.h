@@ -1,8 +1,9 @@
 // schemas/schema_compiler.h — the JSON Schema compiler's state (internal).
 //
 // keywords.cpp: the document index ($id, $anchor, $ref), and each keyword's meaning as a
-// Norm. schema_grammar.cpp: Norms → grammar rules (strings and numbers as automata,
-// arrays and objects as small state machines over items and members).
+// Norm. keyword_typos.cpp: warnings for keys that look like misspelled keywords.
+// schema_grammar.cpp: Norms → grammar rules (strings and numbers as automata, arrays and
+// objects as small state machines over items and members).
 #pragma once
 
 #include <deque>
@@ -30,6 +31,10 @@ class SchemaCompiler {
   /// "<pointer>: <message>" — an error, or in lenient mode an unenforced keyword.
   void unsupported(const std::string& pointer, const std::string& keyword, const std::string& why);
   void warn(const std::string& pointer, const std::string& message);
+  /// A sub-schema that matches no value of some type (contradictory bounds, an empty enum):
+  /// a warning, as the branch is only dropped; if the whole schema ends up matching nothing,
+  /// the error repeats it.
+  void never_matches(const std::string& pointer, const std::string& why);
 
   const JsonSchemaOptions& options() const { return opt_; }
 
@@ -58,6 +63,10 @@ class SchemaCompiler {
   DfaPtr pattern_dfa(const json& pattern, const std::string& pointer);
   TermPtr const_term(const json& value, const std::string& pointer);
 
+  // ---- keyword_typos.cpp
+  /// Warns about keys of schema objects that look like misspelled keywords.
+  void report_keyword_typos();
+
   // ---- schema_grammar.cpp
   friend class GrammarBuilder;
 
@@ -69,7 +78,7 @@ class SchemaCompiler {
   std::unordered_map<std::string, Norm> norms_;
   std::set<std::string> in_progress_;
   std::deque<json> synthetic_;  // nodes made up for enum / const members
-  std::vector<std::string> warnings_, unenforced_;
+  std::vector<std::string> warnings_, unenforced_, never_;
 };
 
 std::string escape_pointer_token(const std::string& token);

@@ -609,7 +609,9 @@ CompiledSchema SchemaCompiler::run(uint32_t depth, bool bare) {
   try {
     prune_unproductive(out.grammar);
   } catch (const GrammarError&) {
-    throw SchemaError("", "the schema is unsatisfiable: no JSON value is valid");
+    std::string why;
+    for (const auto& n : never_) why += (why.empty() ? " (" : "; ") + n;
+    throw SchemaError("", "the schema is unsatisfiable: no JSON value is valid" + (why.empty() ? why : why + ")"));
   }
   out.warnings = warnings_;
   out.unenforced = unenforced_;

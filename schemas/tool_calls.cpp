@@ -182,7 +182,10 @@ CompiledSchema compile_tool_calls(const std::vector<ToolDefinition>& tools, cons
     } catch (const SchemaError& e) {
       throw SchemaError(t.pointer + e.pointer(), e.message());
     }
-    for (const auto& w : args.warnings) out.warnings.push_back(t.pointer + w);
+    // "<pointer>: …" or "(root): …" within the parameters: the tool's pointer goes first.
+    for (const auto& w : args.warnings) {
+      out.warnings.push_back(w.rfind("(root):", 0) == 0 && !t.pointer.empty() ? t.pointer + w.substr(6) : t.pointer + w);
+    }
     for (const auto& u : args.unenforced) out.unenforced.push_back(t.pointer + u);
     const uint32_t value = append_grammar(g, args.grammar, fmt::format("tool{}-", i));
     const std::string name = ojson(t.name).dump(-1, ' ', false, ojson::error_handler_t::strict);

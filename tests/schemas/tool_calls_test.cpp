@@ -144,11 +144,24 @@ TEST(ToolCalls, MalformedDefinitionsNameThePointer) {
     EXPECT_EQ(e.pointer().rfind("/1", 0), 0u) << e.what();
   }
   try {
-    compile(ojson::parse(R"([{"type":"function","function":{"name":"a","parameters":{"type":"object","properties":{"x":{"type":"string","minLength":5,"maxLength":2}}}}}])"));
+    compile(ojson::parse(R"([{"type":"function","function":{"name":"a","parameters":{"type":"object","properties":{"x":{"type":"string","minLength":5,"maxLength":2}},"required":["x"]}}}])"));
     FAIL() << "unsatisfiable parameters accepted";
   } catch (const SchemaError& e) {
-    EXPECT_NE(std::string(e.what()).find("/0/function/parameters/properties/x"), std::string::npos) << e.what();
+    EXPECT_EQ(e.pointer(), "/0/function/parameters") << e.what();
+    EXPECT_NE(e.message().find("/properties/x: minLength 5 > maxLength 2"), std::string::npos) << e.what();
   }
+}
+
+TEST(ToolCalls, WarningsNameThePointerInTheDefinitions) {
+  JsonSchemaOptions options;
+  const CompiledSchema c = compile_tool_calls(
+      parse_tool_definitions(ojson::parse(R"([{"type":"function","function":{"name":"a","parameters":{
+          "type":"object","requried":["x"],"properties":{"x":{"type":"string","maxLenght":3}}}}}])")),
+      options, false);
+  const std::vector<std::string> expected = {
+      "/0/function/parameters: unknown keyword 'requried': did you mean 'required'?",
+      "/0/function/parameters/properties/x: unknown keyword 'maxLenght': did you mean 'maxLength'?"};
+  EXPECT_EQ(c.warnings, expected);
 }
 
 TEST(ToolCalls, BfclTypeNamesMapToJsonSchema) {
