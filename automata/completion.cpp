@@ -160,33 +160,56 @@ bool ShortestCompletions::text(uint32_t state, std::string& out) const {
   return true;
 }
 
-TokenSpeller::TokenSpeller(const Vocabulary& v) {
-  for (const int32_t id : v.sorted_text_tokens()) {
-    const std::string_view b = v.token_bytes(id);
-    tokens_.insert(b);
-    max_len_ = std::max(max_len_, b.size());
+namespace {
+
+// First sorted position in [lo, hi) whose token is >= `s`.
+size_t lower_bound_bytes(const Vocabulary& v, size_t lo, size_t hi, std::string_view s) {
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (v.sorted_bytes(mid) < s) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
   }
-  static const std::string kBytes = [] {
-    std::string s(256, '\0');
-    for (int i = 0; i < 256; ++i) s[i] = static_cast<char>(i);
-    return s;
-  }();
+  return lo;
+}
+
+}  // namespace
+
+TokenSpeller::TokenSpeller(const Vocabulary& v) : v_(v) {
+  const size_t n = v.sorted_text_tokens().size();
   every_byte_ = true;
-  for (size_t b = 0; b < 256 && every_byte_; ++b) every_byte_ = tokens_.count(std::string_view(kBytes).substr(b, 1)) != 0;
+  for (int b = 0; b < 256 && every_byte_; ++b) {
+    const char c = static_cast<char>(b);
+    const size_t i = lower_bound_bytes(v, 0, n, std::string_view(&c, 1));
+    every_byte_ = i < n && v.sorted_bytes(i) == std::string_view(&c, 1);
+  }
 }
 
 uint32_t TokenSpeller::min_tokens(std::string_view w) const {
   const size_t n = w.size();
   if (n == 0) return 0;
   if (n > 4096 && every_byte_) return static_cast<uint32_t>(n);  // a bound without the O(n) table
+  const size_t tokens = v_.sorted_text_tokens().size();
   std::vector<uint32_t> best(n + 1, kCannot);
   best[0] = 0;
-  const size_t longest = std::min<size_t>(max_len_, 64);
   for (size_t i = 0; i < n; ++i) {
     if (best[i] == kCannot) continue;
-    const size_t lim = std::min(longest, n - i);
-    for (size_t len = 1; len <= lim; ++len) {
-      if (best[i] + 1 < best[i + len] && tokens_.count(w.substr(i, len))) best[i + len] = best[i] + 1;
+    // [lo, hi): the sorted tokens that start with w[i, i + len).
+    size_t lo = 0, hi = tokens;
+    for (size_t len = 1; len <= std::min<size_t>(64, n - i) && lo < hi; ++len) {
+      const std::string_view prefix = w.substr(i, len);
+      const std::string_view at = v_.sorted_bytes(lo);
+      if (at.size() < len || at.compare(0, len, prefix) != 0) {
+        lo = lower_bound_bytes(v_, lo, hi, prefix);
+        if (lo == hi) break;
+        const std::string_view first = v_.sorted_bytes(lo);
+        if (first.size() < len || first.compare(0, len, prefix) != 0) break;
+      }
+      hi = v_.sorted_prefix_end(lo, len);
+      // The run's first token is the shortest: the prefix itself when it is a token.
+      if (v_.sorted_bytes(lo).size() == len && best[i] + 1 < best[i + len]) best[i + len] = best[i] + 1;
     }
   }
   return best[n];

@@ -18,7 +18,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "automata/compiled_grammar.h"
@@ -60,22 +59,23 @@ class ShortestCompletions {
 };
 
 /// The fewest vocabulary tokens whose bytes concatenate to a byte string (text tokens
-/// only: control and empty tokens spell nothing).
+/// only: control and empty tokens spell nothing). Reads the vocabulary's sorted tokens as a
+/// trie, so it costs nothing to build. The vocabulary must outlive it.
 class TokenSpeller {
  public:
   explicit TokenSpeller(const Vocabulary& vocabulary);
   static constexpr uint32_t kCannot = UINT32_MAX;
-  /// Dynamic programming over the string's positions: O(|bytes| · min(64, longest
-  /// token)) hash look-ups. Tokens longer than 64 bytes are not used (an upper bound
-  /// still). kCannot when some byte cannot be spelled.
+  /// Dynamic programming over the string's positions; from each, the tokens that start
+  /// the rest are the runs of the sorted vocabulary narrowed byte by byte (a binary search
+  /// per byte). Tokens longer than 64 bytes are not used (an upper bound still). kCannot
+  /// when some byte cannot be spelled.
   uint32_t min_tokens(std::string_view bytes) const;
   /// True when every byte value is a one-byte text token (then a string of n bytes takes at
   /// most n tokens).
   bool spells_every_byte() const { return every_byte_; }
 
  private:
-  std::unordered_set<std::string_view> tokens_;
-  size_t max_len_ = 0;
+  const Vocabulary& v_;
   bool every_byte_ = false;
 };
 

@@ -215,6 +215,38 @@ TEST(Closing, BudgetedRandomWalksEndCompleteOnTheBundledVocabulary) { budgeted_w
 TEST(Closing, BudgetedRandomWalksWithRollbacksEndComplete) { budgeted_walks(bundled(), 3, true); }
 TEST(Closing, BudgetedRandomWalksEndCompleteOnLlama3) { budgeted_walks(llama3(), 1, false); }
 
+// The speller's fewest tokens against dynamic programming over a plain set of the tokens.
+TEST(Closing, SpellerFindsTheFewestTokens) {
+  std::mt19937 rng(8);
+  for (const Tokenizer* tok : {&bundled(), &llama3()}) {
+    const Vocabulary& v = tok->vocabulary();
+    std::set<std::string> tokens;
+    for (const int32_t id : v.sorted_text_tokens()) tokens.insert(std::string(v.token_bytes(id)));
+    const TokenSpeller speller(v);
+    EXPECT_TRUE(speller.spells_every_byte());
+    for (int round = 0; round < 200; ++round) {
+      std::string w;
+      const int parts = 1 + static_cast<int>(rng() % 6);
+      for (int k = 0; k < parts; ++k) {
+        if (rng() % 4 == 0) {
+          w.push_back(static_cast<char>(rng() % 256));
+        } else {
+          w += v.token_bytes(v.sorted_text_tokens()[rng() % v.sorted_text_tokens().size()]);
+        }
+      }
+      std::vector<uint32_t> best(w.size() + 1, TokenSpeller::kCannot);
+      best[0] = 0;
+      for (size_t i = 0; i < w.size(); ++i) {
+        if (best[i] == TokenSpeller::kCannot) continue;
+        for (size_t len = 1; len <= std::min<size_t>(64, w.size() - i); ++len) {
+          if (tokens.count(w.substr(i, len))) best[i + len] = std::min(best[i + len], best[i] + 1);
+        }
+      }
+      EXPECT_EQ(speller.min_tokens(w), best[w.size()]) << w;
+    }
+  }
+}
+
 TEST(Closing, MinTokensToAcceptCountsTokensNotBytes) {
   const auto g = CompiledGrammar::compile(parse_gbnf("root ::= \"{\\\"name\\\": \\\"\" [a-z]* \"\\\"}\""));
   auto cache = std::make_shared<TokenMaskCache>(g, llama3().shared_vocabulary());
