@@ -33,6 +33,7 @@ struct BenchArgs {
   GrammarSourceArgs grammar;
   std::string tokenizer, input;
   bool json = false;
+  int64_t max_tokens = -1;  // a token budget for length-aware closing (-1: none)
 };
 
 double percentile(std::vector<double> v, double q) {
@@ -49,9 +50,10 @@ struct Pass {
 
 // Runs the document through a fresh matcher on `cache`, timing every mask and accept.
 Pass run_document(const std::shared_ptr<TokenMaskCache>& cache, const Tokenizer& tok,
-                  const std::vector<int32_t>& ids) {
+                  const std::vector<int32_t>& ids, int64_t max_tokens) {
   Pass p;
   GrammarMatcher m(cache);
+  if (max_tokens >= 0) m.set_max_tokens(static_cast<size_t>(max_tokens));
   std::vector<uint32_t> mask(tok.vocabulary().bitmask_words());
   for (size_t i = 0; i <= ids.size(); ++i) {
     const auto t0 = Clock::now();
@@ -116,20 +118,24 @@ void run_masks(const BenchArgs& a) {
   const auto grammar = compile_grammar_source(a.grammar);
   const double compile_us = us_since(t_compile);
   auto cache = std::make_shared<TokenMaskCache>(grammar, tok->shared_vocabulary());
-  const Pass cold = run_document(cache, *tok, ids);
+  if (a.max_tokens >= 0 && static_cast<size_t>(a.max_tokens) < ids.size() + 1) {
+    throw std::runtime_error(fmt::format("--max-tokens {}: the document takes {} tokens and end of generation",
+                                         a.max_tokens, ids.size() + 1));
+  }
+  const Pass cold = run_document(cache, *tok, ids, a.max_tokens);
   const double ttfm_us = compile_us + cold.mask_us.front();
   const auto cold_stats = cache->stats();
   // Warm: every state's mask precomputed, then the same document again.
   const auto t_pre = Clock::now();
   cache->precompute();
   const double precompute_us = us_since(t_pre);
-  const Pass warm = run_document(cache, *tok, ids);
+  const Pass warm = run_document(cache, *tok, ids, a.max_tokens);
   const auto st = cache->stats();
 
   if (a.json) {
     nlohmann::json j = {
         {"tokenizer", a.tokenizer}, {"vocab_size", tok->size()}, {"input", a.input},
-        {"input_bytes", doc.size()}, {"tokens", ids.size()}, {"compile_us", compile_us},
+        {"input_bytes", doc.size()}, {"tokens", ids.size()}, {"max_tokens", a.max_tokens}, {"compile_us", compile_us},
         {"ttfm_us", ttfm_us},
         {"cold", {{"mask_us", stats_json(cold.mask_us)}, {"accept_us", stats_json(cold.accept_us)},
                   {"states_computed", cold_stats.computed}, {"configuration_hits", cold.configuration_hits}}},
@@ -170,6 +176,8 @@ void add_bench(CLI::App& app) {
   masks->add_option("--tokenizer,-t", args->tokenizer, "Tokenizer file")->required();
   masks->add_option("--input,-i", args->input, "Document the grammar accepts")->required();
   masks->add_flag("--json", args->json, "Machine-readable output");
+  masks->add_option("--max-tokens", args->max_tokens,
+                    "Mask under a token budget of N (length-aware closing; at least the document's tokens + 1)");
   masks->callback([args] { run_masks(*args); });
   add_maskbench(*bench);
 }
