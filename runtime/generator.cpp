@@ -91,6 +91,8 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
     auto cache = std::make_shared<TokenMaskCache>(options.grammar, tok.shared_vocabulary());
     cache->start_background_precompute();
     matcher = std::make_unique<GrammarMatcher>(cache);
+  }
+  if (matcher && options.length_aware_closing) {
     const size_t text = matcher->min_tokens_to_accept();
     if (text == SIZE_MAX) {
       throw BudgetError("this vocabulary cannot spell the grammar's shortest output", SIZE_MAX);
@@ -129,7 +131,8 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
         const int32_t replaced = f.rollback ? result.tokens.back() : -1;
         if (f.rollback) chain.rollback(1);
         for (const int32_t id : f.tokens) chain.accept(id);
-        if (matcher->min_tokens_to_accept() + matcher->eog_tokens() <= static_cast<size_t>(budget) - after) {
+        if (!options.length_aware_closing ||
+            matcher->min_tokens_to_accept() + matcher->eog_tokens() <= static_cast<size_t>(budget) - after) {
           if (f.rollback) {
             result.tokens.pop_back();
             pending.pop_back();

@@ -59,6 +59,9 @@ struct GenerateOptions {
   /// Back the prompt up by its last token and make the first tokens re-spell it (sampler.h,
   /// make_grammar_mask), so a prompt ending inside a word continues as one token would.
   bool token_healing = false;
+  /// Length-aware closing (GrammarMatcher::set_max_tokens). Off, an output may end cut at
+  /// the budget (GenerateResult::complete false): for comparison only.
+  bool length_aware_closing = true;
 };
 
 struct GenerateResult {

@@ -32,8 +32,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # The schema-validity tests check generated JSON with ajv (the npm JSON Schema validator),
-# installed into tests/node/node_modules (git-ignored), pinned by tests/node/package.json.
-if [ ! -f "$here/tests/node/node_modules/ajv/package.json" ] || [ ! -f "$here/tests/node/node_modules/ajv-formats/package.json" ]; then
-  echo "install-deps: npm install (ajv, ajv-formats) in tests/node"
+# installed into tests/node/node_modules (git-ignored), pinned by tests/node/package-lock.json.
+if [ ! -f "$here/tests/node/node_modules/ajv/package.json" ] || [ ! -f "$here/tests/node/node_modules/ajv-formats/package.json" ] \
+   || [ ! -f "$here/tests/node/node_modules/ajv-draft-04/package.json" ]; then
+  echo "install-deps: npm install (ajv, ajv-formats, ajv-draft-04) in tests/node"
   (cd "$here/tests/node" && npm install --no-audit --no-fund --loglevel=error)
 fi

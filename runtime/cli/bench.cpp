@@ -180,6 +180,7 @@ void add_bench(CLI::App& app) {
                     "Mask under a token budget of N (length-aware closing; at least the document's tokens + 1)");
   masks->callback([args] { run_masks(*args); });
   add_maskbench(*bench);
+  add_closing_bench(*bench);
 }
 
 }  // namespace lockstep::cli

@@ -28,8 +28,9 @@ void add_tokenize(CLI::App& app);
 void add_convert(CLI::App& app);
 void add_bench(CLI::App& app);
 void add_check(CLI::App& app);
-/// Registers `maskbench` under the `bench` command.
+/// Register `maskbench` and `closing` under the `bench` command.
 void add_maskbench(CLI::App& bench);
+void add_closing_bench(CLI::App& bench);
 
 
 }  // namespace lockstep::cli

@@ -31,6 +31,7 @@ struct GenerateArgs {
   bool json = false;
   bool no_jump_forward = false;
   bool token_healing = false;
+  bool no_closing = false;
 };
 
 // A number option's allowed values: "[lo, hi]" with open ends where `open_lo` / `open_hi`.
@@ -93,6 +94,7 @@ void run_generate(const GenerateArgs& a) {
   opt.sampling.seed = a.seed >= 0 ? static_cast<uint64_t>(a.seed) : std::random_device{}();
   opt.jump_forward = !a.no_jump_forward;
   opt.token_healing = a.token_healing;
+  opt.length_aware_closing = !a.no_closing;
   for (const auto& b : a.logit_bias) {
     const auto eq = b.find('=');
     if (eq == std::string::npos) {
@@ -186,6 +188,8 @@ void add_generate(CLI::App& app) {
   cmd->add_flag("--token-healing", args->token_healing,
                 "Back the prompt up by its last token; the first tokens must re-spell it (a prompt ending inside a "
                 "word continues as one token would)");
+  cmd->add_flag("--no-closing", args->no_closing,
+                "Turn length-aware closing off: the output may end cut at the token limit (exit 3); for comparison");
   cmd->add_flag("--json", args->json,
                 "Print the completion and the statistics as one JSON object on stdout (instead of streaming text)");
   cmd->callback([args] { run_generate(*args); });

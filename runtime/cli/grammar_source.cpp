@@ -67,6 +67,8 @@ nlohmann::ordered_json read_json(const std::string& path) {
   }
 }
 
+}  // namespace
+
 JsonSchemaOptions schema_options(const GrammarSourceArgs& a) {
   JsonSchemaOptions o;
   o.whitespace = a.whitespace == "compact"  ? JsonSchemaOptions::Whitespace::kCompact
@@ -80,6 +82,8 @@ JsonSchemaOptions schema_options(const GrammarSourceArgs& a) {
   if (a.purpose == GrammarPurpose::kGenerate && a.max_whitespace >= 0) o.max_whitespace = static_cast<uint32_t>(a.max_whitespace);
   return o;
 }
+
+namespace {
 
 std::shared_ptr<const CompiledGrammar> from_schema(const std::string& path, const CompiledSchema& cs) {
   for (const auto& w : cs.warnings) std::fprintf(stderr, "%s: warning: %s\n", path.c_str(), w.c_str());

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "automata/compiled_grammar.h"
+#include "schemas/json_schema.h"
 
 namespace lockstep::cli {
 
@@ -38,6 +39,10 @@ struct GrammarSourceArgs {
 /// generating; JSON property order defaults to any order when checking, as JSON objects are
 /// unordered, and to the schema's otherwise).
 void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args, GrammarPurpose purpose);
+
+/// The JSON Schema options the grammar options stand for (whitespace, property order,
+/// formats, and generation's bounds when args.purpose is kGenerate).
+JsonSchemaOptions schema_options(const GrammarSourceArgs& args);
 
 /// The compiled grammar the options name, or null when none was given. Errors carry the
 /// source's name: "FILE:line:column: message", "--regex:1:column: message",
