@@ -64,6 +64,19 @@ size_t Vocabulary::sorted_prefix_end(size_t i, size_t n) const {
   return prefix_end_[sorted_offset_[i] + n - 1];
 }
 
+bool Vocabulary::extends(std::string_view prefix) const {
+  size_t lo = 0, hi = sorted_.size();
+  while (lo < hi) {  // the first token after `prefix` in byte order
+    const size_t mid = lo + (hi - lo) / 2;
+    if (sorted_bytes(mid) <= prefix) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo < sorted_.size() && sorted_bytes(lo).substr(0, prefix.size()) == prefix;
+}
+
 bool Vocabulary::is_eog(int32_t id) const {
   return std::binary_search(eog_ids_.begin(), eog_ids_.end(), id);
 }

@@ -44,6 +44,8 @@ class Vocabulary {
   /// at sorted position i (which must have at least n bytes, n >= 1). O(1): a table of one
   /// uint32 per byte of the sorted vocabulary (3.4 MB for Llama 3's 128k tokens).
   size_t sorted_prefix_end(size_t i, size_t n) const;
+  /// True when some text token's bytes start with `prefix` and are longer (O(log size)).
+  bool extends(std::string_view prefix) const;
   /// Length of the longest token, in bytes.
   size_t max_token_bytes() const { return max_token_bytes_; }
   /// Bytes of the token at sorted position i, from one contiguous buffer in sorted order

@@ -31,6 +31,9 @@ double seconds_since(Clock::time_point t) {
 
 namespace {
 
+// Token healing backs the prompt up by at most this many tokens.
+constexpr int32_t kMaxHealedTokens = 4;
+
 // Tokens the run may take: max_tokens and the context (the last token chosen is never
 // run through the model, so a context of n holds n - prompt + 1 generated tokens).
 int32_t token_budget(const GenerateOptions& o, size_t prompt, int32_t n_ctx) {
@@ -38,7 +41,7 @@ int32_t token_budget(const GenerateOptions& o, size_t prompt, int32_t n_ctx) {
   return o.max_tokens >= 0 ? std::min(o.max_tokens, context) : context;
 }
 
-std::string budget_message(const GenerateOptions& o, int32_t budget, size_t need, size_t text, bool healing,
+std::string budget_message(const GenerateOptions& o, int32_t budget, size_t need, size_t text, size_t healing,
                            std::string shortest) {
   const std::string which = o.max_tokens >= 0 && budget == o.max_tokens
                                 ? fmt::format("--max-tokens is {}", budget)
@@ -46,8 +49,8 @@ std::string budget_message(const GenerateOptions& o, int32_t budget, size_t need
   if (shortest.size() > 60) shortest = shortest.substr(0, 57) + "...";
   return fmt::format("the grammar's shortest output ({}) needs {} tokens ({} of text{}{}), but {}: raise it to {} or more",
                      nlohmann::json(shortest).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), need, text,
-                     need > text ? " and an end-of-generation token" : "", healing ? ", one more for token healing" : "",
-                     which, need);
+                     need > text + healing ? " and an end-of-generation token" : "",
+                     healing ? fmt::format(", {} to re-spell the healed prompt", healing) : std::string(), which, need);
 }
 
 }  // namespace
@@ -67,12 +70,17 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
     throw std::invalid_argument("the prompt is empty and this tokenizer starts sequences without "
                                 "a BOS token: give a prompt");
   }
-  // Token healing: the prompt's last text token goes; its bytes come back as generation.
+  // Token healing: the prompt's last text token goes, and the ones before it while some
+  // longer token starts with the bytes removed (" t" "i" → " ti", which " time" starts);
+  // those bytes come back as generation.
   std::string healed;
-  if (options.token_healing && prompt.size() >= 2 && !vocab.is_control(prompt.back())) {
-    healed = std::string(tok.token_bytes(prompt.back()));
+  while (options.token_healing && prompt.size() >= 2 && !vocab.is_control(prompt.back()) &&
+         result.healed_tokens < kMaxHealedTokens) {
+    const std::string wider = std::string(tok.token_bytes(prompt.back())) + healed;
+    if (result.healed_tokens > 0 && !vocab.extends(wider)) break;
+    healed = wider;
     prompt.pop_back();
-    result.healed_tokens = 1;
+    ++result.healed_tokens;
   }
   InferenceState state(loaded.model, options.context_length);
   const int32_t n_ctx = state.context_length();
@@ -97,9 +105,11 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
     if (text == SIZE_MAX) {
       throw BudgetError("this vocabulary cannot spell the grammar's shortest output", SIZE_MAX);
     }
-    const size_t need = text + matcher->eog_tokens() + (healed.empty() ? 0 : 1);
+    // Healing may re-spell the removed bytes exactly before the grammar's first byte.
+    const size_t heal = healed.empty() ? 0 : matcher->cache().closing().speller.min_tokens(healed);
+    const size_t need = text + matcher->eog_tokens() + heal;
     if (need > static_cast<size_t>(std::max(budget, 0))) {
-      throw BudgetError(budget_message(options, budget, need, text, !healed.empty(), matcher->completion_text()), need);
+      throw BudgetError(budget_message(options, budget, need, text, heal, matcher->completion_text()), need);
     }
     matcher->set_max_tokens(static_cast<size_t>(budget));
   }

@@ -96,19 +96,31 @@ class GrammarMask : public LogitsProcessor {
     if (id < 0 || static_cast<size_t>(id) >= vocab_->size() || vocab_->is_control(id)) return false;
     const std::string_view bytes = vocab_->token_bytes(id);
     if (bytes.empty()) return false;
-    if (bytes.size() < pending_.size()) return pending_.compare(0, bytes.size(), bytes) == 0;
+    const size_t limit = matcher_ ? matcher_->max_tokens() : SIZE_MAX;
+    // Budget: the grammar's output, end of generation and `respell` more healing tokens must
+    // fit in what is left after this token (the matcher's steps are the grammar's tokens;
+    // healing-only tokens lower its budget instead).
+    auto fits = [&](size_t respell) {
+      if (limit == SIZE_MAX) return true;
+      const size_t left = limit > matcher_->num_steps() ? limit - matcher_->num_steps() : 0;
+      const size_t need = matcher_->min_tokens_to_accept() + matcher_->eog_tokens() + respell;
+      return need != SIZE_MAX && need + 1 <= left;
+    };
+    if (bytes.size() < pending_.size()) {
+      if (pending_.compare(0, bytes.size(), bytes) != 0) return false;
+      const std::string_view rest = std::string_view(pending_).substr(bytes.size());
+      return limit == SIZE_MAX || fits(matcher_->cache().closing().speller.min_tokens(rest));
+    }
     if (bytes.compare(0, pending_.size(), pending_) != 0) return false;
     if (!matcher_) return true;
     const std::string_view rest = bytes.substr(pending_.size());
-    const size_t ending = matcher_->eog_tokens();
-    const size_t limit = matcher_->max_tokens();
-    if (rest.empty()) {  // the grammar has not started: its whole output must still fit
-      return limit == SIZE_MAX || matcher_->min_tokens_to_accept() + ending + 1 <= limit - matcher_->num_steps();
-    }
+    if (rest.empty()) return fits(0);  // the grammar has not started: its whole output must still fit
     if (!matcher_->accept_bytes(rest)) return false;
-    const bool fits = limit == SIZE_MAX || matcher_->min_tokens_to_accept() + ending <= limit - matcher_->num_steps();
+    // After `rest`, the matcher counts this token as one of its steps already.
+    const size_t left = limit == SIZE_MAX ? SIZE_MAX : limit > matcher_->num_steps() ? limit - matcher_->num_steps() : 0;
+    const bool ok = limit == SIZE_MAX || matcher_->min_tokens_to_accept() + matcher_->eog_tokens() <= left;
     matcher_->rollback(1);
-    return fits;
+    return ok;
   }
 
   struct Healing {

@@ -21,3 +21,8 @@ echo "== Under a GBNF grammar: a JSON character card =="
 run generate --grammar "$g/character.gbnf" --prompt "Once upon a time" --seed 1
 echo "== Under a GBNF grammar: a JSON object, 64 tokens =="
 run generate --grammar "$g/json.gbnf" --prompt "Once upon a time" --seed 2 --max-tokens 64
+echo "== A tool call (three functions): complete within 128 tokens, forced text jump-forwarded =="
+run generate --tools "$here/examples/tools/travel.json" --whitespace compact \
+  --prompt "Book a room at the Grand for Anna and Ben" --seed 4 --max-tokens 128
+echo "== Token healing: the prompt ends inside a word =="
+run generate --prompt "Once upon a ti" --token-healing --seed 1 --max-tokens 30

@@ -57,9 +57,10 @@ const LoadedModel& llama2_vocab_model() {
   return m;
 }
 
-GenerateResult run(bool healing, std::shared_ptr<const CompiledGrammar> grammar, int32_t favoured) {
+GenerateResult run(bool healing, std::shared_ptr<const CompiledGrammar> grammar, int32_t favoured,
+                   const std::string& prompt = "The url is http") {
   GenerateOptions o;
-  o.prompt = "The url is http";
+  o.prompt = prompt;
   o.max_tokens = 12;
   o.sampling.temperature = 0;
   o.sampling.logit_bias[favoured] = 1000.0f;
@@ -87,6 +88,20 @@ TEST(TokenHealing, TheFirstTokenCrossesThePromptBoundary) {
   const GenerateResult plain = run(false, nullptr, https[0]);
   EXPECT_EQ(plain.healed_tokens, 0);
   EXPECT_EQ(plain.text.rfind(" https", 0), 0u) << plain.text;
+}
+
+// "The url is ht" ends in " h" "t": both go, as " http" and " https" start with " ht".
+TEST(TokenHealing, SeveralTokensGoWhileALongerTokenStartsWithTheirBytes) {
+  const Tokenizer& tok = *llama2_vocab_model().tokenizer;
+  const std::vector<int32_t> prompt = tok.encode("The url is ht", true);
+  ASSERT_EQ(tok.token_bytes(prompt[prompt.size() - 2]), " h");
+  ASSERT_EQ(tok.token_bytes(prompt.back()), "t");
+  const int32_t https = tok.encode_continuation(" https")[0];
+  const GenerateResult r = run(true, nullptr, https, "The url is ht");
+  EXPECT_EQ(r.healed_tokens, 2);
+  ASSERT_FALSE(r.tokens.empty());
+  EXPECT_EQ(r.tokens[0], https);
+  EXPECT_EQ(r.text.rfind("tps", 0), 0u) << r.text;
 }
 
 TEST(TokenHealing, TheGrammarConstrainsWhatFollowsTheHealedBytes) {
