@@ -281,6 +281,27 @@ TEST(Cli, GeneratedToolCallsValidateWithAjv) {
   EXPECT_GT(names.size(), 1u) << "every seed called the same tool";
 }
 
+// The case: a hand-written OpenAI tools array of three functions (nested object,
+// enum, array, numbers, strings without maxLength), default flags, 20 seeds — every call
+// complete and valid for ajv against the chosen function's parameters.
+TEST(Cli, ToolCallsOfThreeFunctionsWithDefaultFlagsAreCompleteAndValid) {
+  const std::string tools = (std::filesystem::path(LOCKSTEP_SOURCE_DIR) / "examples/tools/travel.json").string();
+  int forced = 0, total = 0;
+  for (int seed = 1; seed <= 20; ++seed) {
+    const CliResult r = run_cli({"generate", "--tools", tools, "--seed", std::to_string(seed), "--json"});
+    ASSERT_EQ(r.exit_code, 0) << "seed " << seed << ": " << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j.at("complete"), true);
+    forced += j.at("forced_tokens").get<int>();
+    total += j.at("tokens").get<int>();
+    const TempFile call("lockstep_call3." + std::to_string(::getpid()) + ".json", j.at("text").get<std::string>());
+    EXPECT_EQ(run_validator("validate_call.js", tools, call.path.string()), 0)
+        << "seed " << seed << ": ajv rejects " << j.at("text");
+  }
+  std::printf("[ tool calls ] 20 complete; jump-forward: %d of %d tokens forced\n", forced, total);
+  EXPECT_GT(forced, 0);
+}
+
 TEST(Cli, GeneratedDocumentsOfTheExampleSchemaValidateWithAjv) {
   const std::filesystem::path src(LOCKSTEP_SOURCE_DIR);
   const std::string schema = (src / "examples/schemas/event.json").string();
