@@ -20,6 +20,7 @@
 
 #include "automata/matcher.h"
 #include "runtime/cli/commands.h"
+#include "runtime/cli/json_files.h"
 #include "runtime/cli/grammar_source.h"
 #include "runtime/generator.h"
 #include "runtime/mapped_file.h"
@@ -46,19 +47,7 @@ struct Counts {
 };
 
 void run(const ClosingArgs& a) {
-  std::vector<fs::path> files;
-  for (const auto& in : a.inputs) {
-    if (fs::is_directory(in)) {
-      for (const auto& e : fs::directory_iterator(in)) {
-        if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
-      }
-    } else if (fs::is_regular_file(in)) {
-      files.push_back(in);
-    } else {
-      throw std::runtime_error(fmt::format("{}: no such file or folder", in));
-    }
-  }
-  std::sort(files.begin(), files.end());
+  std::vector<fs::path> files = json_files(a.inputs);
   if (a.limit > 0 && files.size() > a.limit) files.resize(a.limit);
   const LoadedModel model = load_model(a.model);
   GrammarSourceArgs ga;

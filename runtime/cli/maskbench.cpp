@@ -26,6 +26,7 @@
 
 #include "automata/matcher.h"
 #include "runtime/cli/commands.h"
+#include "runtime/cli/json_files.h"
 #include "runtime/mapped_file.h"
 #include "runtime/tokenizer.h"
 #include "schemas/json_schema.h"
@@ -248,19 +249,7 @@ double pct(std::vector<float>& v, double q) {
 }
 
 void run(const Args& a) {
-  std::vector<fs::path> files;
-  for (const auto& in : a.inputs) {
-    if (fs::is_directory(in)) {
-      for (const auto& e : fs::recursive_directory_iterator(in)) {
-        if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
-      }
-    } else if (fs::is_regular_file(in)) {
-      files.push_back(in);
-    } else {
-      throw std::runtime_error(fmt::format("{}: no such file or folder", in));
-    }
-  }
-  std::sort(files.begin(), files.end());
+  std::vector<fs::path> files = json_files(a.inputs);
   const auto tok = load_tokenizer(a.tokenizer);
   JsonSchemaOptions options;
   if (a.property_order == "schema") options.property_order = JsonSchemaOptions::PropertyOrder::kSchema;
