@@ -62,8 +62,13 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw std::runtime_error(fmt::format("{}: cannot read: it is a directory", path));
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) throw std::runtime_error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   return ss.str();
 }
 

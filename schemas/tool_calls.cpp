@@ -195,8 +195,18 @@ CompiledSchema compile_tool_calls(const std::vector<ToolDefinition>& tools, cons
                                  "\"arguments\": "),
                              Expr::rule_ref(value), lit("\n" + indent(depth) + "}")});
     } else {
-      call = Expr::sequence({lit("{"), ws(), lit("\"name\""), ws(), lit(":"), ws(), lit(name), ws(), lit(","), ws(),
-                             lit("\"arguments\""), ws(), lit(":"), ws(), Expr::rule_ref(value), ws(), lit("}")});
+      auto member = [&](const char* key, Expr v) {
+        return Expr::sequence({lit(key), ws(), lit(":"), ws(), std::move(v)});
+      };
+      auto object = [&](Expr first, Expr second) {
+        return Expr::sequence({lit("{"), ws(), std::move(first), ws(), lit(","), ws(), std::move(second), ws(), lit("}")});
+      };
+      call = object(member("\"name\"", lit(name)), member("\"arguments\"", Expr::rule_ref(value)));
+      if (options.property_order == JsonSchemaOptions::PropertyOrder::kAny) {
+        // Either order: the arguments are still those of the tool the name then names.
+        call = Expr::choice({std::move(call),
+                             object(member("\"arguments\"", Expr::rule_ref(value)), member("\"name\"", lit(name)))});
+      }
     }
     calls.push_back(std::move(call));
   }

@@ -1,8 +1,9 @@
 // schemas/tool_calls.h — function (tool) calling: tool definitions → the grammar of a call.
 //
 // A call is the JSON object {"name": <one of the tools' names>, "arguments": <a value valid
-// against that tool's parameters schema>}, name first; with parallel calls, a JSON array of
-// one or more such objects. Arguments are compiled with compile_json_schema, so every
+// against that tool's parameters schema>}, name first (either member first with property
+// order "any", except in pretty whitespace); with parallel calls, a JSON array of one or more
+// such objects. Arguments are compiled with compile_json_schema, so every
 // schema feature and option (whitespace, property order, lenient) applies.
 #pragma once
 

@@ -24,10 +24,16 @@ void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args, GrammarP
                  "Tool definitions (OpenAI tools array, MCP tools/list result): the output is one call "
                  "{\"name\": ..., \"arguments\": ...}");
   cmd.add_flag("--parallel-tool-calls", args.parallel_tool_calls, "With --tools: a JSON array of one or more calls");
-  cmd.add_option("--whitespace", args.whitespace, "JSON whitespace: compact, flexible or pretty")
+  const bool checking = purpose == GrammarPurpose::kCheck;
+  cmd.add_option("--whitespace", args.whitespace,
+                 checking ? "JSON whitespace: flexible (any amount wherever JSON allows it), compact (none) or pretty"
+                          : "JSON whitespace: compact, flexible or pretty")
       ->check(CLI::IsMember({"compact", "flexible", "pretty"}))
       ->capture_default_str();
-  cmd.add_option("--property-order", args.property_order, "JSON object members: schema (as in properties) or any")
+  cmd.add_option("--property-order", args.property_order,
+                 checking ? "JSON object members: any (any order, as JSON objects are unordered) or schema (opt in: "
+                            "in the order of properties, as generation writes them)"
+                          : "JSON object members: schema (as in properties) or any")
       ->check(CLI::IsMember({"schema", "any"}))
       ->capture_default_str();
   cmd.add_flag("--no-additional-properties", args.forbid_additional_properties,

@@ -110,6 +110,20 @@ TEST(ToolCalls, OneCallNamesAToolAndMatchesItsParameters) {
   EXPECT_FALSE(accepts(*g, R"({"name":"get_time","arguments":{"zone":"not-a-uuid"}})"));
 }
 
+// JSON objects are unordered: with property order "any" the arguments may come first, and
+// they are still those of the tool named after them.
+TEST(ToolCalls, AnyPropertyOrderAcceptsTheArgumentsFirst) {
+  JsonSchemaOptions options;
+  options.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+  const auto g = CompiledGrammar::compile(
+      compile_tool_calls(parse_tool_definitions(ojson::parse(kWeatherTools)), options).grammar);
+  EXPECT_TRUE(accepts(*g, R"({"arguments": {"city": "Oslo"}, "name": "get_weather"})"));
+  EXPECT_TRUE(accepts(*g, R"({"name": "get_weather", "arguments": {"unit": "c", "city": "Oslo"}})"));
+  EXPECT_FALSE(accepts(*g, R"({"arguments": {"city": "Oslo"}, "name": "ping"})"));
+  EXPECT_FALSE(accepts(*g, R"({"arguments": {"city": "Oslo"}, "name": "get_weather", "name": "get_weather"})"));
+  EXPECT_FALSE(accepts(*g, R"({"arguments": {"city": "Oslo"}})"));
+}
+
 TEST(ToolCalls, ParallelCallsAreANonEmptyArray) {
   const auto g = compile(ojson::parse(kWeatherTools), true);
   EXPECT_TRUE(accepts(*g, R"([{"name":"ping","arguments":{}}])"));
