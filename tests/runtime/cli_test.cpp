@@ -1,5 +1,4 @@
 // The `lockstep` binary as a user runs it: outputs, exit codes, one-line errors.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
