@@ -53,6 +53,53 @@ std::string budget_message(const GenerateOptions& o, int32_t budget, size_t need
                      healing ? fmt::format(", {} to re-spell the healed prompt", healing) : std::string(), which, need);
 }
 
+// What the decode loop shares with its jump-forward step.
+struct DecodeState {
+  const Tokenizer& tok;
+  GrammarMatcher* matcher;
+  SamplerChain& chain;
+  GenerateResult& result;
+  int32_t budget;
+  bool closing;
+  const std::function<void(std::string_view)>& on_text;
+  std::vector<int32_t> pending;  // chosen or forced, not yet run through the model
+  size_t healing_tokens = 0;     // the first generated tokens, which re-spelled healed prompt bytes
+
+  void emit(std::string_view piece) {
+    result.text += piece;
+    if (on_text && !piece.empty()) on_text(piece);
+  }
+};
+
+// Appends what the grammar forces after the last token, without a model choice, as the
+// tokenizer would write it (runtime/jump_forward.h) — merged with the last chosen token
+// when the tokenizer would merge them — unless that would leave too little budget to close.
+void jump_forward(DecodeState& d) {
+  std::vector<int32_t>& tokens = d.result.tokens;
+  const bool may_merge = !d.pending.empty() && tokens.size() > d.healing_tokens;
+  const ForcedTokens f = forced_tokens(d.tok, *d.matcher, may_merge ? std::optional(tokens.back()) : std::nullopt);
+  const size_t after = tokens.size() - f.rollback + f.tokens.size();
+  if (f.tokens.empty() || after >= static_cast<size_t>(d.budget)) return;
+  const int32_t replaced = f.rollback ? tokens.back() : -1;
+  if (f.rollback) d.chain.rollback(1);
+  for (const int32_t id : f.tokens) d.chain.accept(id);
+  if (d.closing && d.matcher->eog_tokens() + d.matcher->min_tokens_to_accept() > static_cast<size_t>(d.budget) - after) {
+    d.chain.rollback(f.tokens.size());  // the model writes them instead, within the budget
+    if (f.rollback) d.chain.accept(replaced);
+    return;
+  }
+  if (f.rollback) {
+    tokens.pop_back();
+    d.pending.pop_back();
+  }
+  tokens.insert(tokens.end(), f.tokens.begin(), f.tokens.end());
+  d.pending.insert(d.pending.end(), f.tokens.begin(), f.tokens.end());
+  d.result.forced_tokens += static_cast<int32_t>(f.tokens.size());
+  std::string text;
+  for (const int32_t id : f.tokens) text += d.tok.token_bytes(id);
+  d.emit(std::string_view(text).substr(text.size() - f.forced_bytes));
+}
+
 }  // namespace
 
 GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& options,
@@ -121,53 +168,21 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
   result.prompt_seconds = seconds_since(t0);
 
   t0 = Clock::now();
+  DecodeState d{tok, matcher.get(), chain, result, budget, options.length_aware_closing, on_text, {}, 0};
   int32_t pos = static_cast<int32_t>(prompt.size());  // next KV-cache position
-  std::vector<int32_t> pending;  // chosen or forced, not yet run through the model
   std::string heal_left = healed;  // healed bytes the output has not re-spelled yet
-  size_t healing_tokens = 0;       // the first generated tokens that re-spelled them
   const bool strip_first_space = !matcher && healed.empty() && tok.strips_space_after_bos();
-  auto emit = [&](std::string_view piece) {
-    result.text += piece;
-    if (on_text && !piece.empty()) on_text(piece);
-  };
   for (;;) {
-    // Jump-forward: what the grammar forces after the last token, without a model choice.
-    if (options.jump_forward && matcher && heal_left.empty() && !matcher->is_terminated()) {
-      const bool may_merge = !pending.empty() && result.tokens.size() > healing_tokens;
-      const ForcedTokens f =
-          forced_tokens(tok, *matcher, may_merge ? std::optional<int32_t>(result.tokens.back()) : std::nullopt);
-      const size_t after = result.tokens.size() - f.rollback + f.tokens.size();
-      if (!f.tokens.empty() && after < static_cast<size_t>(budget)) {
-        const int32_t replaced = f.rollback ? result.tokens.back() : -1;
-        if (f.rollback) chain.rollback(1);
-        for (const int32_t id : f.tokens) chain.accept(id);
-        if (!options.length_aware_closing ||
-            matcher->min_tokens_to_accept() + matcher->eog_tokens() <= static_cast<size_t>(budget) - after) {
-          if (f.rollback) {
-            result.tokens.pop_back();
-            pending.pop_back();
-          }
-          result.tokens.insert(result.tokens.end(), f.tokens.begin(), f.tokens.end());
-          pending.insert(pending.end(), f.tokens.begin(), f.tokens.end());
-          result.forced_tokens += static_cast<int32_t>(f.tokens.size());
-          std::string text;
-          for (const int32_t id : f.tokens) text += tok.token_bytes(id);
-          emit(std::string_view(text).substr(text.size() - f.forced_bytes));
-        } else {  // the forced tokens would not leave room to close: let the model write them
-          chain.rollback(f.tokens.size());
-          if (f.rollback) chain.accept(replaced);
-        }
-      }
-    }
+    if (options.jump_forward && matcher && heal_left.empty() && !matcher->is_terminated()) jump_forward(d);
     if (result.tokens.size() >= static_cast<size_t>(budget)) {
       result.stop = options.max_tokens >= 0 && budget == options.max_tokens ? StopReason::kMaxTokens
                                                                               : StopReason::kContextFull;
       break;
     }
-    if (!pending.empty()) {
-      logits = state.forward(pending, pos);
-      pos += static_cast<int32_t>(pending.size());
-      pending.clear();
+    if (!d.pending.empty()) {
+      logits = state.forward(d.pending, pos);
+      pos += static_cast<int32_t>(d.pending.size());
+      d.pending.clear();
     }
     const auto ts = Clock::now();
     const int32_t id = chain.sample(logits);
@@ -188,14 +203,14 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
       const size_t n = std::min(piece.size(), heal_left.size());
       heal_left.erase(0, n);
       piece.remove_prefix(n);
-      healing_tokens = result.tokens.size();
+      d.healing_tokens = result.tokens.size();
     }
     if (strip_first_space && result.tokens.size() == 1 && prompt.back() == tok.bos_id() && !piece.empty() &&
         piece[0] == ' ') {
       piece.remove_prefix(1);
     }
-    emit(piece);
-    pending.push_back(id);
+    d.emit(piece);
+    d.pending.push_back(id);
   }
   result.complete = !matcher || matcher->is_accepting();
   result.generate_seconds = seconds_since(t0);
