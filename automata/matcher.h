@@ -36,6 +36,7 @@
 #include "automata/compiled_grammar.h"
 #include "automata/earley.h"
 #include "automata/mask_cache.h"
+#include "automata/next_bytes.h"
 #include "automata/vocabulary.h"
 
 namespace lockstep {
@@ -95,6 +96,9 @@ class GrammarMatcher {
   /// Tokens an ending takes besides the text: 1 when the vocabulary has an
   /// end-of-generation token, else 0.
   size_t eog_tokens() const { return vocabulary().eog_ids().empty() ? 0 : 1; }
+
+  /// The bytes that can come next (the union of the current items' byte edges).
+  CompiledGrammar::ByteSet next_bytes() const { return lockstep::next_bytes(parser_); }
 
   /// The longest byte string the grammar forces next (empty when the next byte is not
   /// determined or the output may end here); at most `max_bytes`. Does not change the state.

@@ -2,7 +2,6 @@
 #include "runtime/jump_forward.h"
 
 #include <algorithm>
-#include <array>
 #include <string>
 
 namespace lockstep {
@@ -11,7 +10,7 @@ namespace {
 
 // Is there a text token that starts with `s`, is longer, and whose remaining bytes the
 // grammar allows after the matcher's state? `allowed`: bytes the grammar allows next.
-bool token_crosses(const Vocabulary& v, GrammarMatcher& m, std::string_view s, const std::array<bool, 256>& allowed) {
+bool token_crosses(const Vocabulary& v, GrammarMatcher& m, std::string_view s, const CompiledGrammar::ByteSet& allowed) {
   const auto sorted = v.sorted_text_tokens();
   size_t lo = 0, hi = sorted.size();
   while (lo < hi) {  // first sorted token >= s
@@ -29,7 +28,8 @@ bool token_crosses(const Vocabulary& v, GrammarMatcher& m, std::string_view s, c
       ++i;
       continue;
     }
-    if (!allowed[static_cast<uint8_t>(b[s.size()])]) {
+    const auto next = static_cast<uint8_t>(b[s.size()]);
+    if (!((allowed[next >> 6] >> (next & 63)) & 1)) {
       i = v.sorted_prefix_end(i, s.size() + 1);  // every token with this next byte
       continue;
     }
@@ -55,13 +55,7 @@ ForcedTokens forced_tokens(const Tokenizer& tok, GrammarMatcher& m, std::optiona
   // The first index a token could start at and cross the end of the forced bytes.
   size_t safe = text.size();
   if (!m.accept_bytes(forced)) return {};
-  std::array<bool, 256> allowed{};
-  for (int b = 0; b < 256; ++b) {
-    if (m.accept_bytes(std::string(1, static_cast<char>(b)))) {
-      allowed[b] = true;
-      m.rollback(1);
-    }
-  }
+  const CompiledGrammar::ByteSet allowed = m.next_bytes();
   const size_t reach = v.max_token_bytes();
   for (size_t idx = text.size() >= reach ? text.size() - reach + 1 : 0; idx < text.size(); ++idx) {
     if (token_crosses(v, m, std::string_view(text).substr(idx), allowed)) {
