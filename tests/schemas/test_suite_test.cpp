@@ -113,6 +113,10 @@ std::map<std::string, KeywordTally> run_draft(const std::string& dir, const std:
   for (const auto& f : test_data::files_with_suffix(root / "optional/format", ".json")) {
     run_file(f, draft, true, tallies["format:" + f.stem().string()]);
   }
+  // "dependencies" in drafts that replaced it: kept, as validators keep it for compatibility.
+  if (const auto compat = root / "optional/dependencies-compatibility.json"; std::filesystem::exists(compat)) {
+    run_file(compat, draft, false, tallies["optional:dependencies-compatibility"]);
+  }
   return tallies;
 }
 
