@@ -240,6 +240,31 @@ TEST(Cli, ToolCallsOfThreeFunctionsWithDefaultFlagsAreCompleteAndValid) {
   EXPECT_GT(forced, 0);
 }
 
+// Length-aware closing on real schemas: the first 30 Github_easy schemas of JSONSchemaBench,
+// every budget from each one's minimum to the minimum + 4: all outputs complete, and ajv
+// finds each valid against its schema.
+TEST(Cli, BenchClosingOutputsOnRealSchemasAreCompleteAndValid) {
+  const std::string jsonl = (std::filesystem::temp_directory_path() / ("lockstep_closing." + std::to_string(::getpid()) + ".jsonl")).string();
+  const CliResult r = run_cli({"bench", "closing", test_data::shared("schemas/jsonschemabench/Github_easy").string(),
+                               "--limit", "30", "--extra", "4", "--workers", "1", "--jsonl", jsonl});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("incomplete"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", 0 incomplete"), std::string::npos) << r.out;
+  const std::string cmd = "node " + quote((std::filesystem::path(LOCKSTEP_SOURCE_DIR) / "tests/node/validate_jsonl.js").string()) +
+                          " " + quote(jsonl) + " 2>&1";
+  std::string report;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) report.append(buf, n);
+  EXPECT_EQ(pclose(pipe), 0) << report;
+  const auto counts = nlohmann::json::parse(report.substr(0, report.find('\n')));
+  EXPECT_EQ(counts.at("invalid"), 0) << report;
+  EXPECT_EQ(counts.at("not_json"), 0) << report;
+  EXPECT_GT(counts.at("valid").get<int>(), 100) << report;
+  std::filesystem::remove(jsonl);
+}
+
 TEST(Cli, GeneratedDocumentsOfTheExampleSchemaValidateWithAjv) {
   const std::filesystem::path src(LOCKSTEP_SOURCE_DIR);
   const std::string schema = (src / "examples/schemas/event.json").string();
