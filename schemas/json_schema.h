@@ -7,7 +7,12 @@
 // bounds and multiples combine exactly; array items and property values stay lazy
 // sub-schemas that become grammar rules (recursion included). The grammar then accepts
 // exactly the JSON texts of valid instances, up to these documented restrictions:
-//   - numbers with bounds, multipleOf or const are written without exponent;
+//   - under bounds, multipleOf, the integer type or a numeric const/enum, a number in
+//     exponent notation is decided exactly while its mantissa is zero or has at most 20
+//     integer digits and a fraction that is empty, exactly "0", or ends in a non-zero digit
+//     at most 20 places after the point (any exponent: schemas/number_language.h); beyond
+//     that it may be rejected, and `not` rejects it too; a multipleOf whose automaton would
+//     be too large accepts plain texts only (with a warning);
 //   - non-BMP characters inside strings are written raw (no surrogate-pair escapes);
 //   - keys are not checked for duplicates (JSON texts from a parser's object have none);
 //     on an object with more than 8 required-member conditions, required names are
