@@ -67,6 +67,14 @@ struct JsonSchemaOptions {
   bool assert_formats = true;
   /// Draft when the schema has no $schema: "2020-12", "2019-09", "7", "6" or "4".
   std::string default_draft = "2020-12";
+  /// Generation: write numbers as JSON serializers do. Every number (constrained or not,
+  /// tool-call arguments included) is intersected with canonical_numbers()
+  /// (schemas/number_language.h): no leading zeros, no negative zero, a fraction ending in a
+  /// non-zero digit or exactly ".0", at most 17 significant digits, exponent form only as
+  /// -?[1-9](\.[0-9]*[1-9])?[eE][+-]?[0-9]{1,3}. Where that leaves no text (the schema's
+  /// bounds or multipleOf need more digits), that number keeps its exact language. Off for
+  /// checking: a valid document may write its numbers any way JSON allows.
+  bool canonical_numbers = false;
 };
 
 struct CompiledSchema {

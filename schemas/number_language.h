@@ -110,5 +110,10 @@ CharDfa numbers_in(const std::vector<Decimal>& values);
 /// fraction's last non-zero digit and the integer part's trailing zeros, for fractions that
 /// are empty, exactly "0" or end in a non-zero digit. Neither: every number text.
 const CharDfa& region_numbers(bool compare, bool multiple);
+/// What serializers write (JSON_Schema_Options::canonical_numbers): no leading zeros, no
+/// negative zero, a fraction that ends in a non-zero digit or is exactly ".0", at most 17
+/// significant digits (from the first non-zero digit to the last digit of the mantissa),
+/// exponent form only as -?[1-9](\.[0-9]*[1-9])?[eE][+-]?[0-9]{1,3}.
+const CharDfa& canonical_numbers();
 
 }  // namespace lockstep

@@ -289,4 +289,14 @@ NumberSet numbers_integer(int draft) {
   return draft <= 4 ? NumberSet{ints4, 0, nullptr, false} : NumberSet{ints, kMultiple, integer, false};
 }
 
+DfaPtr numbers_canonical(const DfaPtr& a) {
+  static const DfaPtr canonical = Registry::get().named("canonical", [] { return canonical_numbers(); });
+  if (empty(a)) return a;
+  if (a == every_number()) return canonical;
+  const auto c = Registry::get().operation('c', a, nullptr, [&] {
+    return Registry::Result{Registry::wrap(CharDfa::intersect(*a, canonical_numbers())), false};
+  });
+  return empty(c.dfa) ? a : c.dfa;
+}
+
 }  // namespace lockstep::schema

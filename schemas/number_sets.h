@@ -47,5 +47,8 @@ NumberSet numbers_constrained(const NumberConstraints& c, bool& plain_only);
 NumberSet numbers_among(const std::vector<Decimal>& values);
 /// The integers of `draft` (4: no fraction and no exponent; later: a zero fractional part).
 NumberSet numbers_integer(int draft);
+/// a.texts ∩ canonical_numbers(), or a.texts itself when that is empty (the constraint
+/// needs texts no serializer writes).
+DfaPtr numbers_canonical(const DfaPtr& a);
 
 }  // namespace lockstep::schema

@@ -230,7 +230,7 @@ class GrammarBuilder {
                        "constraints for exponent notation would be too large");
     }
     if (n.number.texts && n.number.texts != no_strings()) {
-      alts.push_back(shared_automaton(n.number.texts, false));
+      alts.push_back(shared_automaton(opt_.canonical_numbers ? numbers_canonical(n.number.texts) : n.number.texts, false));
     }
     if (n.string && !n.string->empty()) alts.push_back(seq({lit("\""), shared_automaton(n.string, true), lit("\"")}));
     for (const auto& r : n.arrays) alts.push_back(array_expr(r, depth, pointer));

@@ -1,5 +1,5 @@
 // Number languages on plain texts checked against exact decimal arithmetic, their exponent
-// forms, syntax and automaton sizes (exponent texts at large are checked
+// forms, syntax, canonical numbers and automaton sizes (exponent texts at large are checked
 // against Python's fractions in number_oracle_test.cpp).
 #include <random>
 
@@ -126,6 +126,18 @@ TEST(NumberLanguage, IntegersAndSyntax) {
   EXPECT_EQ(Decimal::parse("-0.0").to_string(), "0");
   EXPECT_EQ(Decimal::from_double(0.1).to_string(), "0.1");
   EXPECT_EQ(Decimal::parse("2.5e-3").to_string(), "0.0025");
+}
+
+TEST(NumberLanguage, CanonicalNumbers) {
+  const CharDfa& c = canonical_numbers();
+  for (const char* t : {"0", "0.0", "1.0", "0.5", "-1.5", "1e-06", "2.5e+20", "1E5", "12345678901234567", "100.0",
+                        "1.2345678901234567e+25", "0.00012345678901234567", "1.5e-007"}) {
+    EXPECT_TRUE(c.accepts(t)) << t;
+  }
+  for (const char* t : {"1.50", "-0", "-0.0", "0.10", "123456789012345678", "1.23456789012345678", "1.0e5", "01",
+                        "10e5", "1e1000", "-0e1", "0.000123456789012345678"}) {
+    EXPECT_FALSE(c.accepts(t)) << t;
+  }
 }
 
 TEST(NumberLanguage, CommonAutomataStaySmall) {

@@ -1,12 +1,13 @@
 // Numbers in compiled schemas: exponent notation under value keywords, `not`, enums, the
-// integer type of each draft and the plain-only fallback, fed byte by byte to an Earley
-// parser.
+// integer type of each draft, the plain-only fallback, and the canonical_numbers option
+// (any JSON value and tool-call arguments included), fed byte by byte to an Earley parser.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "automata/compiled_grammar.h"
 #include "automata/earley.h"
 #include "schemas/json_schema.h"
+#include "schemas/tool_calls.h"
 
 namespace lockstep {
 namespace {
@@ -22,9 +23,10 @@ struct Compiled {
   }
 };
 
-Compiled compile(const std::string& schema) {
+Compiled compile(const std::string& schema, bool canonical = false) {
   JsonSchemaOptions options;
   options.whitespace = JsonSchemaOptions::Whitespace::kCompact;
+  options.canonical_numbers = canonical;
   Compiled c{compile_json_schema(ojson::parse(schema), options), nullptr};
   c.grammar = CompiledGrammar::compile(c.schema.grammar);
   return c;
@@ -93,6 +95,39 @@ TEST(NumberSchema, ExponentsLeftOutOverTheStateBudgetWithAWarning) {
   expect(c, {"1.994", "0.997", "-9.970"}, {"9.97e-1", "0.998"}, schema);
   ASSERT_EQ(c.schema.warnings.size(), 1u);
   EXPECT_NE(c.schema.warnings[0].find("only without exponent"), std::string::npos) << c.schema.warnings[0];
+}
+
+TEST(NumberSchema, CanonicalNumbersAreWhatSerializersWrite) {
+  const std::string schema = R"({"type":"array","items":{"type":"number"}})";
+  const Compiled c = compile(schema, true);
+  expect(c, {"[1.0,0.5,1e-06,2.5e+20,0,-3,123.25,1E5,0.0]"}, {}, schema);
+  for (const char* bad : {"1.50", "-0", "-0.0", "0.10", "123456789012345678", "1.0e5", "0.1234567890123456789",
+                          "1e1000", "01"}) {
+    EXPECT_FALSE(c.accepts(std::string("[") + bad + "]")) << bad;
+  }
+  // Constrained numbers too.
+  expect(compile(R"({"type":"integer","minimum":0})", true), {"0", "15", "15.0", "1e5", "1.5e1"}, {"-0", "1.50e1", "015"},
+         "integer");
+  // When no canonical text is left, the exact language stays.
+  expect(compile(R"({"const":12345678901234567891})", true), {"12345678901234567891", "1.2345678901234567891e19"},
+         {"12345678901234567890"}, "const");
+  // Any JSON value and tool-call arguments.
+  JsonSchemaOptions options;
+  options.canonical_numbers = true;
+  const auto any = CompiledGrammar::compile(json_value_grammar(options));
+  auto parse = [](const CompiledGrammar& g, const std::string& text) {
+    EarleyParser p(g);
+    return p.advance(text) && p.accepting();
+  };
+  EXPECT_TRUE(parse(*any, R"({"a":[1.5,2e-07]})"));
+  EXPECT_FALSE(parse(*any, R"({"a":[1.50]})"));
+  EXPECT_TRUE(parse(*CompiledGrammar::compile(json_value_grammar()), R"({"a":[1.50]})"));
+  const auto tools = parse_tool_definitions(ojson::parse(
+      R"([{"name":"f","parameters":{"type":"object","properties":{"x":{"type":"number"}}}}])"));
+  options.whitespace = JsonSchemaOptions::Whitespace::kCompact;
+  const auto call = CompiledGrammar::compile(compile_tool_calls(tools, options).grammar);
+  EXPECT_TRUE(parse(*call, R"({"name":"f","arguments":{"x":0.25}})"));
+  EXPECT_FALSE(parse(*call, R"({"name":"f","arguments":{"x":0.250}})"));
 }
 
 }  // namespace
