@@ -257,7 +257,7 @@ CharDfa numbers_multiple_of(const Decimal& m, bool exponents, size_t max_states)
 
 CharDfa numbers_equal(const Decimal& c) { return numbers_in({c}); }
 
-CharDfa numbers_in(const std::vector<Decimal>& values) {
+CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents, size_t max_states) {
   std::vector<Decimal> magnitudes[2];  // nonnegative, negative (zero in both)
   for (const auto& v : values) {
     if (v.is_zero() || !v.negative) magnitudes[0].push_back(v);
@@ -268,9 +268,16 @@ CharDfa numbers_in(const std::vector<Decimal>& values) {
   for (size_t g = 0; g < std::max(groups[0].size(), groups[1].size()); ++g) {
     std::unique_ptr<EqualSet> sides[2];
     for (int s = 0; s < 2; ++s) {
-      if (g < groups[s].size() && !groups[s][g].empty()) sides[s] = std::make_unique<EqualSet>(groups[s][g], kExactScale);
+      if (g < groups[s].size() && !groups[s][g].empty()) {
+        sides[s] = std::make_unique<EqualSet>(groups[s][g], exponents ? kExactScale : 0);
+      }
     }
-    CharDfa d = number_automaton::build(sides[0].get(), sides[1].get(), true, CharDfa::kMaxStates);
+    CharDfa d = CharDfa::none();
+    try {
+      d = number_automaton::build(sides[0].get(), sides[1].get(), exponents, max_states);
+    } catch (const std::length_error&) {
+      throw std::invalid_argument(fmt::format("the enum's numbers need more than {} automaton states", max_states));
+    }
     out = g == 0 ? std::move(d) : CharDfa::unite(out, d);
   }
   return out;

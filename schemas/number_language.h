@@ -101,9 +101,10 @@ CharDfa numbers_at_most(const Decimal& c, bool strict, bool exponents = true);
 CharDfa numbers_multiple_of(const Decimal& m, bool exponents = true, size_t max_states = kMaxNumberStates);
 /// Texts whose value equals c.
 CharDfa numbers_equal(const Decimal& c);
-/// Texts whose value is one of `values` (an enum), in one walk over a trie of their digits.
-/// Throws AutomatonLimitError past CharDfa::kMaxStates states.
-CharDfa numbers_in(const std::vector<Decimal>& values);
+/// Texts whose value is one of `values` (an enum), in one walk over a trie of their digits;
+/// without `exponents`, only plain texts. Throws std::invalid_argument past `max_states`
+/// states (before minimization).
+CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents = true, size_t max_states = CharDfa::kMaxStates);
 /// Where the languages above decide exponent texts exactly, each a superset of
 /// exact_numbers(): comparisons and constants (`compare`) within the cap on integer digits
 /// and leading fraction zeros; multiples and integers (`multiple`) within the cap on the

@@ -275,7 +275,13 @@ NumberSet numbers_among(const std::vector<Decimal>& values) {
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   std::string key = "in";
   for (const auto& k : keys) key += " " + k;
-  return set(Registry::get().named(key, [&] { return lockstep::numbers_in(values); }), nonzero ? kCompare : 0, false);
+  try {
+    return set(Registry::get().named(key, [&] { return lockstep::numbers_in(values, true, kMaxNumberStates * 5); }),
+               nonzero ? kCompare : 0, false);
+  } catch (const std::invalid_argument&) {
+    // A long list: its plain texts alone (NumberSet::lost_exponents: the grammar warns).
+    return set(Registry::get().named("plain " + key, [&] { return lockstep::numbers_in(values, false); }), kPlain, true);
+  }
 }
 
 NumberSet numbers_integer(int draft) {

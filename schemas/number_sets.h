@@ -1,13 +1,16 @@
 // schemas/number_sets.h — number texts in the schema algebra: shared automata, memoized Boolean operations.
 //
-// A Norm's numbers are one automaton over number texts (NumberSet::texts): every_number()
-// when no value constraint applies, otherwise a set that is exact on the exact region of
-// number_language.h and sound outside it. The automata of single keywords (a bound, an
-// integer type, a multipleOf, a const) and the results of operations on them are kept
-// process-wide, keyed by value and by operand identity, so the automata common to many
-// schemas ("integer", "minimum: 0", their intersection) are built once per process. The
-// cache holds at most kMaxSharedStates automaton states; past that, results are computed
-// and not kept. Thread-safe. Internal to the schemas layer.
+// A Norm's numbers (NumberSet) are one automaton over number texts: every_number() when no
+// value constraint applies, otherwise a set exact on its region (NumberSet::region, within
+// which a complement is taken) and sound outside it (number_language.h). A set made from a
+// conjunction keeps it (NumberSet::formula): intersecting two such sets walks the merged
+// conjunction, and the complement of one bound is the opposite bound. The automata of
+// keywords (bounds, integer types, multipleOf, const and enum values) and the results of
+// operations on them are kept process-wide, keyed by value and by operand identity, so the
+// automata common to many schemas ("integer", "minimum: 0", their intersection) are built
+// once per process; at most kMaxSharedStates states, no automaton over
+// kMaxSharedAutomaton (the last few such are kept apart, for the schema that made them).
+// Thread-safe. Internal to the schemas layer.
 #pragma once
 
 #include "schemas/number_language.h"
@@ -43,7 +46,8 @@ bool numbers_disjoint(const NumberSet& a, const NumberSet& b);
 /// multipleOf is not > 0. With `c.integer`, the result is known to be within
 /// numbers_integer(6), so numbers_and of the two costs nothing.
 NumberSet numbers_constrained(const NumberConstraints& c, bool& plain_only);
-/// Values in `values` (const, enum).
+/// Values in `values` (const, enum); past 5·kMaxNumberStates walk states, their plain texts
+/// (lost_exponents set).
 NumberSet numbers_among(const std::vector<Decimal>& values);
 /// The integers of `draft` (4: no fraction and no exponent; later: a zero fractional part).
 NumberSet numbers_integer(int draft);
