@@ -43,8 +43,8 @@ class ZeroMagnitude final : public Condition {
 };
 
 /// Where the walks decide exponent texts exactly (number_language.h): with `compare`, the
-/// comparisons' region (at most `cap` integer digits, or after "0." at most `cap` zeros
-/// before the first significant digit); with `multiple`, the multiples' region (the fraction
+/// comparisons' region (at most `cap` integer digits, or after "0." a first significant
+/// digit at most `cap` places after the point); with `multiple`, the multiples' region (the fraction
 /// empty, exactly "0", or ending in a non-zero digit at most `cap` places after the point;
 /// without a non-zero fraction digit, at most `cap` trailing zeros in the integer part).
 /// Zero mantissas and plain texts are always inside.
@@ -155,7 +155,7 @@ class PlainMultiple final : public Condition {
   std::vector<uint64_t> scale_;  // scale_[i] = 10^(k − i) mod M
 };
 
-/// All of `parts` (not owned; two to four). A state is the tuple of the parts' states, where a
+/// All of `parts` (not owned; two to four; longer lists nest). A state is the tuple of the parts' states, where a
 /// part whose verdict is fixed (Condition::fixed) is folded into one fixed verdict; in the
 /// fraction, a fixed interval that the other parts' reach already implies is dropped (in
 /// "integer ∧ minimum: 1" the bound is implied once the fraction starts), and a state whose
