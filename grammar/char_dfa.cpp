@@ -226,20 +226,24 @@ class CharDfaBuilder {
     return out;
   }
 
-  static CharDfa product(const CharDfa& a, const CharDfa& b, bool both) {
+  static CharDfa product(const CharDfa& a, const CharDfa& b, bool both, size_t max_states) {
     // For union, make both complete first so that a missing edge on one side still lets
     // the other side go on.
     const CharDfa ca = both ? a : a.completed();
     const CharDfa cb = both ? b : b.completed();
     CharDfa out;
-    std::map<std::pair<uint32_t, uint32_t>, uint32_t> ids;
+    std::unordered_map<uint64_t, uint32_t> ids;  // (x << 32 | y) → state
+    ids.reserve(std::max(ca.states_.size(), cb.states_.size()) * 2);
     std::vector<std::pair<uint32_t, uint32_t>> pairs;
     auto intern = [&](uint32_t x, uint32_t y) {
-      auto [it, fresh] = ids.try_emplace({x, y}, static_cast<uint32_t>(pairs.size()));
+      auto [it, fresh] = ids.try_emplace(static_cast<uint64_t>(x) << 32 | y, static_cast<uint32_t>(pairs.size()));
       if (fresh) {
         pairs.emplace_back(x, y);
         out.states_.emplace_back();
         check_limit(pairs.size());
+        if (pairs.size() > max_states) {
+          throw AutomatonLimitError(fmt::format("an automaton product passed {} states", max_states));
+        }
       }
       return it->second;
     };
@@ -402,8 +406,12 @@ CharDfa CharDfa::from_states(std::vector<State> states) {
   return d;
 }
 
-CharDfa CharDfa::intersect(const CharDfa& a, const CharDfa& b) { return CharDfaBuilder::product(a, b, true); }
-CharDfa CharDfa::unite(const CharDfa& a, const CharDfa& b) { return CharDfaBuilder::product(a, b, false); }
+CharDfa CharDfa::intersect(const CharDfa& a, const CharDfa& b, size_t max_states) {
+  return CharDfaBuilder::product(a, b, true, max_states);
+}
+CharDfa CharDfa::unite(const CharDfa& a, const CharDfa& b, size_t max_states) {
+  return CharDfaBuilder::product(a, b, false, max_states);
+}
 
 CharDfa CharDfa::completed() const {
   CharDfa out = *this;

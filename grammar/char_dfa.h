@@ -58,8 +58,10 @@ class CharDfa {
   /// range). Throws std::invalid_argument otherwise.
   static CharDfa from_states(std::vector<State> states);
 
-  static CharDfa intersect(const CharDfa& a, const CharDfa& b);
-  static CharDfa unite(const CharDfa& a, const CharDfa& b);
+  /// Products. Throw AutomatonLimitError past kMaxStates states, or past `max_states`
+  /// (before minimization).
+  static CharDfa intersect(const CharDfa& a, const CharDfa& b, size_t max_states = kMaxStates);
+  static CharDfa unite(const CharDfa& a, const CharDfa& b, size_t max_states = kMaxStates);
   /// Strings not in the language (within all strings). O(states + edges) when this
   /// automaton is known minimal (as every operation here except from_states returns it):
   /// the complement of a minimal complete DFA is minimal, so only the one state accepting

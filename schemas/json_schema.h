@@ -7,7 +7,12 @@
 // bounds and multiples combine exactly; array items and property values stay lazy
 // sub-schemas that become grammar rules (recursion included). The grammar then accepts
 // exactly the JSON texts of valid instances, up to these documented restrictions:
-//   - numbers with bounds, multipleOf or const are written without exponent;
+//   - under bounds, multipleOf, the integer type or a numeric const/enum, a number in
+//     exponent notation is decided exactly while its mantissa is zero or has at most 20
+//     integer digits and a fraction that is empty, exactly "0", or ends in a non-zero digit
+//     at most 20 places after the point (any exponent: schemas/number_language.h); beyond
+//     that it may be rejected, and `not` rejects it too; a multipleOf whose automaton would
+//     be too large accepts plain texts only (with a warning);
 //   - non-BMP characters inside strings are written raw (no surrogate-pair escapes);
 //   - keys are not checked for duplicates (JSON texts from a parser's object have none);
 //     on an object with more than 8 required-member conditions, required names are
@@ -64,6 +69,14 @@ struct JsonSchemaOptions {
   bool assert_formats = true;
   /// Draft when the schema has no $schema: "2020-12", "2019-09", "7", "6" or "4".
   std::string default_draft = "2020-12";
+  /// Generation: write numbers as JSON serializers do. Every number (constrained or not,
+  /// tool-call arguments included) is intersected with canonical_numbers()
+  /// (schemas/number_language.h): no leading zeros, no negative zero, a fraction ending in a
+  /// non-zero digit or exactly ".0", at most 17 significant digits, exponent form only as
+  /// -?[1-9](\.[0-9]*[1-9])?[eE][+-]?[0-9]{1,3}. Where that leaves no text (the schema's
+  /// bounds or multipleOf need more digits), that number keeps its exact language. Off for
+  /// checking: a valid document may write its numbers any way JSON allows.
+  bool canonical_numbers = false;
 };
 
 struct CompiledSchema {

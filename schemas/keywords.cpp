@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "schemas/formats.h"
-#include "schemas/number_language.h"
+#include "schemas/number_sets.h"
 #include "schemas/schema_compiler.h"
 
 namespace lockstep::schema {
@@ -310,13 +310,9 @@ Norm SchemaCompiler::type_norm(const json& type, const std::string& pointer, int
     else if (name == "boolean") n.booleans = 3;
     else if (name == "number") n.number = any.number;
     else if (name == "integer") {
-      if (!n.number.exponents && (!n.number.plain || n.number.plain == no_strings())) {
-        // Draft 4: "a JSON number without a fraction or exponent part"; later drafts: any
-        // number with a zero fractional part (draft 6 core §4.2.2), so 1.0 is an integer.
-        static const DfaPtr ints = std::make_shared<CharDfa>(integer_numbers());
-        static const DfaPtr ints4 = std::make_shared<CharDfa>(integer_numbers_without_fraction());
-        n.number = {false, draft <= 4 ? ints4 : ints};
-      }
+      // Draft 4: "a JSON number without a fraction or exponent part"; later drafts: any
+      // number with a zero fractional part (draft 6 core §4.2.2), so 1.0 and 1e5 are integers.
+      if (n.number.texts != every_number()) n.number = numbers_integer(draft);
     } else if (name == "string") n.string = all_strings();
     else if (name == "array") n.arrays = any.arrays;
     else if (name == "object") n.objects = any.objects;
@@ -338,8 +334,7 @@ Norm SchemaCompiler::value_norm(const json& v, const std::string& pointer) {
     case json::value_t::number_integer:
     case json::value_t::number_unsigned:
     case json::value_t::number_float: {
-      const Decimal d = v.is_number_float() ? Decimal::from_double(v.get<double>()) : Decimal::parse(v.dump());
-      n.number = {false, std::make_shared<CharDfa>(CharDfa::intersect(numbers_at_least(d, false), numbers_at_most(d, false)))};
+      n.number = numbers_among({decimal_of(v)});
       break;
     }
     case json::value_t::string: n.string = std::make_shared<CharDfa>(CharDfa::literal(v.get<std::string>())); break;
@@ -384,39 +379,6 @@ DfaPtr SchemaCompiler::pattern_dfa(const json& pattern, const std::string& point
   } catch (const AutomatonLimitError& e) {
     throw SchemaError(pointer, e.what());
   }
-}
-
-Norm SchemaCompiler::number_keywords(const json& s, const std::string& pointer, int draft) {
-  bool any = false;
-  CharDfa c = plain_numbers();
-  auto bound = [&](const char* key, bool at_least, bool strict) {
-    const json& v = s[key];
-    if (!v.is_number()) throw SchemaError(pointer + "/" + key, "must be a number");
-    const Decimal d = v.is_number_float() ? Decimal::from_double(v.get<double>()) : Decimal::parse(v.dump());
-    c = CharDfa::intersect(c, at_least ? numbers_at_least(d, strict) : numbers_at_most(d, strict));
-    any = true;
-  };
-  const bool legacy_min = s.contains("exclusiveMinimum") && s["exclusiveMinimum"].is_boolean();
-  const bool legacy_max = s.contains("exclusiveMaximum") && s["exclusiveMaximum"].is_boolean();
-  (void)draft;
-  if (s.contains("minimum")) bound("minimum", true, legacy_min && s["exclusiveMinimum"].get<bool>());
-  if (s.contains("maximum")) bound("maximum", false, legacy_max && s["exclusiveMaximum"].get<bool>());
-  if (s.contains("exclusiveMinimum") && !legacy_min) bound("exclusiveMinimum", true, true);
-  if (s.contains("exclusiveMaximum") && !legacy_max) bound("exclusiveMaximum", false, true);
-  if (s.contains("multipleOf")) {
-    const json& v = s["multipleOf"];
-    if (!v.is_number() || v.get<double>() <= 0) throw SchemaError(pointer + "/multipleOf", "must be a number > 0");
-    const Decimal d = v.is_number_float() ? Decimal::from_double(v.get<double>()) : Decimal::parse(v.dump());
-    try {
-      c = CharDfa::intersect(c, numbers_multiple_of(d));
-      any = true;
-    } catch (const std::invalid_argument& e) {
-      unsupported(pointer, "multipleOf", e.what());
-    }
-  }
-  Norm n = Norm::any();
-  if (any) n.number = {false, c.empty() ? no_strings() : std::make_shared<CharDfa>(std::move(c))};
-  return n;
 }
 
 Norm SchemaCompiler::string_keywords(const json& s, const std::string& pointer) {
@@ -629,11 +591,10 @@ Norm SchemaCompiler::object_keywords(const json& s, const Term& t, int draft) {
 
 bool SchemaCompiler::disjoint(const Norm& a, const Norm& b) {
   if ((a.null && b.null) || (a.booleans & b.booleans)) return false;
-  if (a.number.exponents && b.number.exponents) return false;
   auto overlap = [](const DfaPtr& x, const DfaPtr& y) {
     return x && y && x != no_strings() && y != no_strings() && !CharDfa::intersect(*x, *y).empty();
   };
-  if (overlap(a.number.plain, b.number.plain) || overlap(a.string, b.string)) return false;
+  if (!numbers_disjoint(a.number, b.number) || overlap(a.string, b.string)) return false;
   // Terms that cannot hold together; recursion still being normalized counts as "may".
   auto empty_and = [&](std::vector<TermPtr> parts) {
     try {
@@ -734,7 +695,23 @@ Norm SchemaCompiler::normalize_schema(const Term& t) {
     if (!s["enum"].is_array()) throw SchemaError(p + "/enum", "must be an array");
     if (s["enum"].empty()) never_matches(p + "/enum", "the enum is empty: this schema matches no value");
     Norm e = Norm::nothing();
-    for (size_t i = 0; i < s["enum"].size(); ++i) e = unite(e, value_norm(s["enum"][i], p + "/enum/" + std::to_string(i)));
+    // Numbers together: one automaton for the whole list, not a union of one per value.
+    std::vector<Decimal> numbers;
+    for (size_t i = 0; i < s["enum"].size(); ++i) {
+      const json& v = s["enum"][i];
+      if (v.is_number()) {
+        numbers.push_back(decimal_of(v));
+      } else {
+        e = unite(e, value_norm(v, p + "/enum/" + std::to_string(i)));
+      }
+    }
+    if (!numbers.empty()) {
+      try {
+        e.number = numbers_among(numbers);
+      } catch (const std::exception& x) {
+        throw SchemaError(p + "/enum", x.what());
+      }
+    }
     n = intersect(n, e);
   }
   if (s.contains("const")) n = intersect(n, value_norm(s["const"], p + "/const"));

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "schemas/number_language.h"
+#include "schemas/number_sets.h"
 #include "schemas/schema_model.h"
 
 namespace lockstep {
@@ -112,11 +112,6 @@ DfaPtr dfa_not(const DfaPtr& a, const DfaPtr& universe) {
   if (a == all_strings() && universe == all_strings()) return no_strings();
   auto r = CharDfa::intersect(*universe, a->complement());
   return r.empty() ? no_strings() : std::make_shared<CharDfa>(std::move(r));
-}
-
-DfaPtr plain_universe() {
-  static const DfaPtr d = std::make_shared<CharDfa>(plain_numbers());
-  return d;
 }
 
 bool dfa_empty(const DfaPtr& d) { return !d || d == no_strings() || d->empty(); }
@@ -276,7 +271,7 @@ Norm Norm::any() {
   Norm n;
   n.null = true;
   n.booleans = 3;
-  n.number = {true, plain_universe()};
+  n.number = all_number_set();
   n.string = all_strings();
   ArrayRec a;
   a.rest = t_true();
@@ -287,7 +282,7 @@ Norm Norm::any() {
 
 Norm Norm::nothing() {
   Norm n;
-  n.number = {false, no_strings()};
+  n.number = no_number_set();
   n.string = no_strings();
   return n;
 }
@@ -296,8 +291,7 @@ Norm intersect(const Norm& a, const Norm& b) {
   Norm n;
   n.null = a.null && b.null;
   n.booleans = a.booleans & b.booleans;
-  n.number.exponents = a.number.exponents && b.number.exponents;
-  n.number.plain = dfa_and(a.number.plain, b.number.plain);
+  n.number = numbers_and(a.number, b.number);
   n.string = dfa_and(a.string, b.string);
   n.arrays = cross(a.arrays, b.arrays);
   n.objects = cross(a.objects, b.objects);
@@ -308,8 +302,7 @@ Norm unite(const Norm& a, const Norm& b) {
   Norm n;
   n.null = a.null || b.null;
   n.booleans = a.booleans | b.booleans;
-  n.number.exponents = a.number.exponents || b.number.exponents;
-  n.number.plain = dfa_or(a.number.plain, b.number.plain);
+  n.number = numbers_or(a.number, b.number);
   n.string = dfa_or(a.string, b.string);
   n.arrays = concat(a.arrays, b.arrays);
   n.objects = concat(a.objects, b.objects);
@@ -320,10 +313,8 @@ Norm complement(const Norm& a) {
   Norm n;
   n.null = !a.null;
   n.booleans = static_cast<uint8_t>(3 & ~a.booleans);
-  // The complement of a value-constrained number set would include the exponent texts of
-  // the values outside it; those cannot be told apart, so exponent texts are left out.
-  n.number.exponents = false;
-  n.number.plain = dfa_not(a.number.plain, plain_universe());
+  // Within the exact region: a text outside it is rejected by both a set and its complement.
+  n.number = numbers_not(a.number);
   n.string = dfa_not(a.string, all_strings());
   ArrayRec any_array;
   any_array.rest = t_true();
@@ -335,7 +326,7 @@ Norm complement(const Norm& a) {
 }
 
 bool obviously_empty(const Norm& n) {
-  return !n.null && n.booleans == 0 && !n.number.exponents && dfa_empty(n.number.plain) && dfa_empty(n.string) &&
+  return !n.null && n.booleans == 0 && dfa_empty(n.number.texts) && dfa_empty(n.string) &&
          n.arrays.empty() && n.objects.empty();
 }
 

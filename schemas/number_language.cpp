@@ -2,9 +2,14 @@
 #include "schemas/number_language.h"
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
+
+#include "schemas/number_conditions.h"
 
 namespace lockstep {
 
@@ -66,70 +71,164 @@ std::string Decimal::to_string() const {
 
 namespace {
 
+using number_automaton::Condition;
+using namespace number_conditions;
+
 CharDfa dfa_of(const std::string& regex) { return CharDfa::from_expr(regex_to_expr(regex)); }
 
-CharDfa with_minus(const CharDfa& magnitudes) {
-  return CharDfa::from_expr(
-      Expr::sequence({Expr::literal("-"), automaton_expr(std::make_shared<CharDfa>(magnitudes), false)}));
+Decimal magnitude(const Decimal& c) {
+  Decimal m = c;
+  m.negative = false;
+  return m;
 }
 
-const CharDfa& unsigned_numbers() {
-  static const CharDfa d = dfa_of(R"((0|[1-9][0-9]*)(\.[0-9]+)?)");
-  return d;
-}
-
-std::string digit_above(char c) { return c == '8' ? "9" : fmt::format("[{}-9]", static_cast<char>(c + 1)); }
-
-// Unsigned texts whose value is ≥ m (> m when strict).
-CharDfa magnitudes_at_least(const Decimal& m, bool strict) {
-  const std::string& I = m.int_digits;
-  const std::string& F = m.frac_digits;
-  std::vector<std::string> alts;
-  const std::string frac = R"((\.[0-9]+)?)";
-  // Integer part above I.
-  if (I == "0") {
-    alts.push_back("[1-9][0-9]*" + frac);
-  } else {
-    alts.push_back(fmt::format("[1-9][0-9]{{{},}}", I.size()) + frac);  // more digits
-    for (size_t k = 0; k < I.size(); ++k) {
-      if (I[k] == '9') continue;
-      const size_t rest = I.size() - k - 1;
-      alts.push_back(I.substr(0, k) + digit_above(I[k]) + (rest ? fmt::format("[0-9]{{{}}}", rest) : "") + frac);
-    }
+// The conditions of a conjunction on each sign's magnitudes; `none` marks a sign no text of
+// that sign satisfies.
+struct Sides {
+  std::vector<std::unique_ptr<Condition>> owned;
+  std::vector<const Condition*> parts[2];  // nonnegative, negative
+  bool none[2] = {false, false};
+  const Condition* own(std::unique_ptr<Condition> c) {
+    owned.push_back(std::move(c));
+    return owned.back().get();
   }
-  // Integer part equal to I: compare the fractions.
-  if (F.empty()) {
-    alts.push_back(I + (strict ? R"(\.[0-9]*[1-9][0-9]*)" : frac));
-  } else {
-    for (size_t k = 0; k < F.size(); ++k) {
-      if (F[k] == '9') continue;
-      alts.push_back(I + "\\." + F.substr(0, k) + digit_above(F[k]) + "[0-9]*");
+  void add(int side, const Condition* c) { parts[side].push_back(c); }
+  void add_bound(const Decimal& c, bool at_least, bool strict, int cap) {
+    // Which sign is bounded by the magnitude (and how), which is unconstrained, which empty.
+    const int bounded = c.is_zero() ? (at_least ? 1 : 0) : c.negative ? 1 : 0;
+    const int other = 1 - bounded;
+    const bool same_way = at_least != (bounded == 1);  // |v| ≥ |c| on the bounded side?
+    if (c.is_zero()) {
+      // v ≥ 0: negative texts are zeros; v > 0: positive texts are non-zero, no negative.
+      // v ≤ 0: positive texts are zeros; v < 0: negative texts are non-zero, no positive.
+      const int zero_side = at_least ? 1 : 0;
+      if (strict) {
+        none[zero_side] = true;
+        add(1 - zero_side, own(std::make_unique<ZeroMagnitude>(false)));
+      } else {
+        add(zero_side, own(std::make_unique<ZeroMagnitude>(true)));
+      }
+      return;
     }
-    alts.push_back(I + "\\." + F + (strict ? "[0-9]*[1-9][0-9]*" : "[0-9]*"));
+    // c > 0, at least: positive texts |v| ≥ c, no negative; c > 0, at most: positive texts
+    // |v| ≤ c, every negative; c < 0 mirrored.
+    using M = Compare::Mode;
+    const M mode = same_way ? (strict ? M::kGt : M::kGe) : (strict ? M::kLt : M::kLe);
+    add(bounded, own(std::make_unique<Compare>(magnitude(c), mode, cap)));
+    if (same_way) none[other] = true;
   }
-  std::string regex;
-  for (const auto& a : alts) regex += (regex.empty() ? "" : "|") + a;
-  return CharDfa::intersect(dfa_of(regex), unsigned_numbers());
-}
+  // The condition of one sign (nullptr: none).
+  const Condition* side(int s) {
+    if (none[s]) return nullptr;
+    std::vector<const Condition*> list = parts[s];
+    if (list.empty()) return own(std::make_unique<AnyMagnitude>());
+    while (list.size() > Conjunction::kMaxParts) {  // nested: a conjunction of conjunctions
+      std::vector<const Condition*> tail(list.end() - Conjunction::kMaxParts, list.end());
+      list.resize(list.size() - Conjunction::kMaxParts);
+      list.push_back(own(std::make_unique<Conjunction>(std::move(tail))));
+    }
+    if (list.size() == 1) return list[0];
+    return own(std::make_unique<Conjunction>(std::move(list)));
+  }
+};
 
-CharDfa magnitudes_at_most(const Decimal& m, bool strict) {
-  return CharDfa::intersect(unsigned_numbers(), magnitudes_at_least(m, !strict).complement());
+CharDfa build(Sides& sides, bool exponents, size_t max_states) {
+  const Condition* pos = sides.side(0);
+  const Condition* neg = sides.side(1);
+  try {
+    return number_automaton::build(pos, neg, exponents, max_states);
+  } catch (const std::length_error&) {
+    throw std::invalid_argument(fmt::format("the number constraints need more than {} automaton states", max_states));
+  }
 }
 
 }  // namespace
+
+bool NumberConstraints::empty() const { return at_least.empty() && at_most.empty() && multiple_of.empty() && !integer; }
+
+std::string NumberConstraints::key() const {
+  std::string k;
+  for (const auto& b : at_least) k += (b.strict ? ">" : ">=") + b.value.to_string() + ";";
+  for (const auto& b : at_most) k += (b.strict ? "<" : "<=") + b.value.to_string() + ";";
+  for (const auto& m : multiple_of) k += "*" + m.to_string() + ";";
+  if (integer) k += "int;";
+  return k;
+}
+
+namespace {
+
+// Compares two decimals: -1, 0, 1.
+int compare(const Decimal& a, const Decimal& b) {
+  if (a.is_zero() && b.is_zero()) return 0;
+  if (a.negative != b.negative) return a.negative ? -1 : 1;
+  const int sign = a.negative ? -1 : 1;
+  if (a.int_digits.size() != b.int_digits.size()) return sign * (a.int_digits.size() < b.int_digits.size() ? -1 : 1);
+  if (a.int_digits != b.int_digits) return sign * (a.int_digits < b.int_digits ? -1 : 1);
+  if (a.frac_digits == b.frac_digits) return 0;
+  return sign * (a.frac_digits < b.frac_digits ? -1 : 1);  // no trailing zeros: lexicographic is numeric
+}
+
+// The tightest of `bounds` (v ≥ c when `lower`, else v ≤ c): a conjunction of bounds is that one.
+std::optional<NumberConstraints::Bound> tightest(const std::vector<NumberConstraints::Bound>& bounds, bool lower) {
+  std::optional<NumberConstraints::Bound> best;
+  for (const auto& b : bounds) {
+    const int o = best ? compare(b.value, best->value) : 0;
+    if (!best || o == (lower ? 1 : -1) || (o == 0 && b.strict)) best = b;
+  }
+  return best;
+}
+
+}  // namespace
+
+CharDfa numbers_satisfying(const NumberConstraints& c, bool exponents, size_t max_states) {
+  const int cap = exponents ? kExactScale : 0;
+  Sides sides;
+  if (const auto b = tightest(c.at_least, true)) sides.add_bound(b->value, true, b->strict, cap);
+  if (const auto b = tightest(c.at_most, false)) sides.add_bound(b->value, false, b->strict, cap);
+  // Each multiple once; "integer" unless a multiple of an integer implies it.
+  std::vector<Decimal> multiples;
+  for (const auto& m : c.multiple_of) {
+    const bool seen = std::any_of(multiples.begin(), multiples.end(), [&](const Decimal& x) { return compare(x, m) == 0; });
+    if (!seen) multiples.push_back(m);
+  }
+  const bool integral = std::any_of(multiples.begin(), multiples.end(), [](const Decimal& m) { return m.is_integer(); });
+  if (c.integer && !integral) multiples.push_back(Decimal::parse("1"));
+  for (const auto& m : multiples) {
+    const Condition* x = exponents ? sides.own(std::make_unique<Multiple>(m, cap, max_states))
+                                   : sides.own(std::make_unique<PlainMultiple>(m, max_states));
+    sides.add(0, x);
+    sides.add(1, x);
+  }
+  return build(sides, exponents, max_states);
+}
+
+const CharDfa& all_numbers() {
+  static const CharDfa d = dfa_of(R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?)");
+  return d;
+}
 
 const CharDfa& plain_numbers() {
   static const CharDfa d = dfa_of(R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?)");
   return d;
 }
 
-const CharDfa& exponent_numbers() {
-  static const CharDfa d = dfa_of(R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?[eE][+-]?[0-9]+)");
-  return d;
+const CharDfa& exact_numbers() { return region_numbers(true, true); }
+
+const CharDfa& region_numbers(bool compare, bool multiple) {
+  auto make = [](bool c, bool m) {
+    const InRegion region(kExactScale, c, m);
+    return number_automaton::build(&region, &region, true, kMaxNumberStates);
+  };
+  static const CharDfa regions[4] = {all_numbers(), make(true, false), make(false, true), make(true, true)};
+  return regions[(compare ? 1 : 0) | (multiple ? 2 : 0)];
 }
 
 const CharDfa& integer_numbers() {
-  static const CharDfa d = dfa_of(R"(-?(0|[1-9][0-9]*)(\.0+)?)");
+  static const CharDfa d = [] {
+    NumberConstraints c;
+    c.integer = true;
+    return numbers_satisfying(c);
+  }();
   return d;
 }
 
@@ -138,78 +237,61 @@ const CharDfa& integer_numbers_without_fraction() {
   return d;
 }
 
-CharDfa numbers_at_least(const Decimal& c, bool strict) {
-  Decimal mag = c;
-  mag.negative = false;
-  if (!c.negative) {
-    CharDfa out = magnitudes_at_least(mag, strict);
-    if (c.is_zero() && !strict) out = CharDfa::unite(out, dfa_of(R"(-0(\.0+)?)"));
-    return out;
-  }
-  return CharDfa::unite(unsigned_numbers(), with_minus(magnitudes_at_most(mag, strict)));
+CharDfa numbers_at_least(const Decimal& c, bool strict, bool exponents) {
+  NumberConstraints n;
+  n.at_least.push_back({c, strict});
+  return numbers_satisfying(n, exponents);
 }
 
-CharDfa numbers_at_most(const Decimal& c, bool strict) {
-  Decimal mag = c;
-  mag.negative = false;
-  if (c.negative) return with_minus(magnitudes_at_least(mag, strict));
-  if (c.is_zero() && strict) return with_minus(magnitudes_at_least(mag, true));
-  return CharDfa::unite(with_minus(unsigned_numbers()), magnitudes_at_most(mag, strict));
+CharDfa numbers_at_most(const Decimal& c, bool strict, bool exponents) {
+  NumberConstraints n;
+  n.at_most.push_back({c, strict});
+  return numbers_satisfying(n, exponents);
 }
 
-CharDfa numbers_multiple_of(const Decimal& m, size_t max_states) {
-  if (m.negative || m.is_zero()) throw std::invalid_argument("multipleOf must be greater than 0");
-  const std::string all = m.int_digits + m.frac_digits;
-  const size_t k = m.frac_digits.size();
-  const std::string mdigits = all.substr(std::min(all.find_first_not_of('0'), all.size() - 1));
-  if (mdigits.size() > 9) throw std::invalid_argument(fmt::format("multipleOf {} has too many digits", m.to_string()));
-  const uint64_t M = std::stoull(mdigits);
-  if ((k + 3) * M + 3 > max_states) {
-    throw std::invalid_argument(fmt::format("multipleOf {} needs more than {} automaton states", m.to_string(), max_states));
+CharDfa numbers_multiple_of(const Decimal& m, bool exponents, size_t max_states) {
+  NumberConstraints n;
+  n.multiple_of.push_back(m);
+  return numbers_satisfying(n, exponents, max_states);
+}
+
+CharDfa numbers_equal(const Decimal& c) { return numbers_in({c}); }
+
+CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents, size_t max_states) {
+  std::vector<Decimal> magnitudes[2];  // nonnegative, negative (zero in both)
+  for (const auto& v : values) {
+    if (v.is_zero() || !v.negative) magnitudes[0].push_back(v);
+    if (v.is_zero() || v.negative) magnitudes[1].push_back(magnitude(v));
   }
-  // States: 0 start, 1 after '-', 2 "0" integer part, then int(r), frac(i, r) for i in
-  // 0..k, tail(r).
-  const uint32_t kStart = 0, kSign = 1, kZero = 2;
-  auto int_state = [&](uint64_t r) { return static_cast<uint32_t>(3 + r); };
-  auto frac_state = [&](size_t i, uint64_t r) { return static_cast<uint32_t>(3 + M + i * M + r); };
-  auto tail_state = [&](uint64_t r) { return static_cast<uint32_t>(3 + M + (k + 1) * M + r); };
-  std::vector<CharDfa::State> st(3 + M + (k + 1) * M + M);
-  uint64_t pow10k = 1 % M;
-  for (size_t i = 0; i < k; ++i) pow10k = pow10k * 10 % M;
-  auto digits_to = [&](std::vector<CharDfa::Edge>& edges, uint32_t lo, uint32_t hi, auto target_of) {
-    for (uint32_t d = lo; d <= hi; ++d) edges.push_back({'0' + d, '0' + d, target_of(d)});
-  };
-  for (uint32_t s : {kStart, kSign}) {
-    if (s == kStart) st[s].edges.push_back({'-', '-', kSign});
-    st[s].edges.push_back({'0', '0', kZero});
-    digits_to(st[s].edges, 1, 9, [&](uint32_t d) { return int_state(d % M); });
-    std::sort(st[s].edges.begin(), st[s].edges.end(), [](const auto& a, const auto& b) { return a.lo < b.lo; });
-  }
-  st[kZero].final = true;
-  st[kZero].edges.push_back({'.', '.', frac_state(0, 0)});
-  for (uint64_t r = 0; r < M; ++r) {
-    auto& s = st[int_state(r)];
-    s.final = r * pow10k % M == 0;
-    s.edges.push_back({'.', '.', frac_state(0, r)});
-    digits_to(s.edges, 0, 9, [&](uint32_t d) { return int_state((r * 10 + d) % M); });
-    for (size_t i = 0; i <= k; ++i) {
-      auto& f = st[frac_state(i, r)];
-      if (i > 0) {
-        uint64_t scale = 1 % M;
-        for (size_t j = i; j < k; ++j) scale = scale * 10 % M;
-        f.final = r * scale % M == 0;
-      }
-      if (i < k) {
-        digits_to(f.edges, 0, 9, [&](uint32_t d) { return frac_state(i + 1, (r * 10 + d) % M); });
-      } else {
-        f.edges.push_back({'0', '0', tail_state(r)});
+  std::vector<std::vector<Decimal>> groups[2] = {EqualSet::groups(magnitudes[0]), EqualSet::groups(magnitudes[1])};
+  CharDfa out = CharDfa::none();
+  for (size_t g = 0; g < std::max(groups[0].size(), groups[1].size()); ++g) {
+    std::unique_ptr<EqualSet> sides[2];
+    for (int s = 0; s < 2; ++s) {
+      if (g < groups[s].size() && !groups[s][g].empty()) {
+        sides[s] = std::make_unique<EqualSet>(groups[s][g], exponents ? kExactScale : 0);
       }
     }
-    auto& t = st[tail_state(r)];
-    t.final = r == 0;
-    t.edges.push_back({'0', '0', tail_state(r)});
+    CharDfa d = CharDfa::none();
+    try {
+      d = number_automaton::build(sides[0].get(), sides[1].get(), exponents, max_states);
+    } catch (const std::length_error&) {
+      throw std::invalid_argument(fmt::format("the enum's numbers need more than {} automaton states", max_states));
+    }
+    out = g == 0 ? std::move(d) : CharDfa::unite(out, d);
   }
-  return CharDfa::from_states(std::move(st)).minimized();
+  return out;
+}
+
+const CharDfa& canonical_numbers() {
+  static const CharDfa d = [] {
+    // The shapes serializers write, then at most 17 significant digits, then no negative zero.
+    const CharDfa shapes = dfa_of(R"(-?(0|[1-9][0-9]*)(\.0|\.[0-9]*[1-9])?|-?[1-9](\.[0-9]*[1-9])?[eE][+-]?[0-9]{1,3})");
+    const CharDfa digits = dfa_of(R"(-?[0.]*([1-9]\.?([0-9]\.?){0,16})?([eE][+-]?[0-9]+)?)");
+    const CharDfa negative_zero = dfa_of(R"(-[0.]*)");
+    return CharDfa::intersect(CharDfa::intersect(shapes, digits), negative_zero.complement());
+  }();
+  return d;
 }
 
 }  // namespace lockstep

@@ -1,18 +1,49 @@
 // schemas/number_language.h — JSON number texts with value constraints, as automata.
 //
-// A JSON number (RFC 8259 §6) is -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?. Comparing
-// its value with a constant is a regular property of the text as long as there is no
-// exponent (with one it needs arithmetic on the exponent), so value-constrained numbers are
-// written without exponent; unconstrained ones may use it. Integers (JSON Schema: numbers
-// with a zero fractional part) are written -?(0|[1-9][0-9]*)(\.0+)?.
+// A JSON number (RFC 8259 §6) is -?M([eE][+-]?[0-9]+)? with mantissa M =
+// (0|[1-9][0-9]*)(\.[0-9]+)?. Its value is value(M)·10^X. Texts without exponent ("plain")
+// are decided exactly under every constraint here. Comparing value(M)·10^X with a constant
+// is not a regular property of the text in general (the mantissa's integer-part length is
+// counted in unary, the exponent in decimal), so texts with an exponent are decided exactly
+// inside a cap on the mantissa:
+//
+//   the exact region = every plain text, and every exponent text whose mantissa is zero, or
+//   has at most kExactScale (20) integer digits and a fraction that is empty, exactly "0",
+//   or ends in a non-zero digit at most kExactScale places after the point; the exponent X
+//   may be anything: any number of digits, leading zeros, either sign.
+//
+// Every serializer's output is inside (Python, JavaScript, Java, Go write at most 17
+// significant digits with one integer digit, Java "1.0E10"). Each constrained language below
+// is exact on the exact region and sound outside it: a text outside is accepted only if its
+// value satisfies the constraint. Comparisons and constants are exact on a larger region
+// (any fraction; region_numbers(true, false)), multiples and integers on another
+// (region_numbers(false, true)); the complement of a language taken within its region is
+// exact there and sound everywhere, so a text outside is rejected by both.
+//
+// Construction (number_automaton.h, number_conditions.h): the mantissa is walked by a
+// finite-state condition that tracks its scale p (integer digits, or minus the zeros after
+// "0." before the first significant digit) and the order of its significant digits against
+// the constant's; value ≥ c = 0.C·10^q then needs X ≥ q − p (+1 when the digits are below
+// C's), an interval of exponents decided by a decimal-integer range automaton. For
+// multiples of m = M'·10^s, M' = 2^a·5^b·r with gcd(r, 10) = 1, a·b = 0: a mantissa with
+// digits N = N0·10^t (N0 not divisible by 10) and f fraction digits is N·10^(X−f), a multiple
+// iff r | N0 and X ≥ s + δ − (t − f) where δ = max(0, a − v2(N0), b − v5(N0)); the walk
+// tracks N mod r, N0 mod 2^a·5^b, t and the last non-zero fraction position. A conjunction
+// is one walk over the tuple of its parts (exponent intervals intersected), not a product
+// of automata.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "grammar/char_dfa.h"
 
 namespace lockstep {
+
+/// The cap on the mantissa's scale for exact decisions on exponent texts (see above).
+inline constexpr int kExactScale = 20;
 
 /// An exact decimal value: sign, integer digits (no leading zeros; "0" for zero) and
 /// fraction digits (no trailing zeros).
@@ -29,20 +60,61 @@ struct Decimal {
   std::string to_string() const;
 };
 
+/// Every JSON number text.
+const CharDfa& all_numbers();
 /// Texts of every number without exponent.
 const CharDfa& plain_numbers();
-/// Texts of every number with an exponent.
-const CharDfa& exponent_numbers();
-/// Texts of integer values without exponent: -?(0|[1-9][0-9]*)(\.0+)?
+/// The exact region: plain texts and exponent texts within the cap (see above).
+const CharDfa& exact_numbers();
+/// Integers of drafts ≥ 6 (numbers with a zero fractional part: 1.0, 1e5, 1.5e1, 100e-2).
 const CharDfa& integer_numbers();
 /// Texts of integers without fraction or exponent: -?(0|[1-9][0-9]*) (draft 4's "integer").
 const CharDfa& integer_numbers_without_fraction();
-/// Plain number texts whose value v satisfies v ≥ c (v > c when `strict`).
-CharDfa numbers_at_least(const Decimal& c, bool strict);
-/// Plain number texts whose value v satisfies v ≤ c (v < c when `strict`).
-CharDfa numbers_at_most(const Decimal& c, bool strict);
-/// Plain number texts whose value is a multiple of m (> 0). Throws std::invalid_argument
-/// when m's digits make the automaton larger than `max_states`.
-CharDfa numbers_multiple_of(const Decimal& m, size_t max_states = 20000);
+
+/// States a number walk may reach (before minimization) by default.
+inline constexpr size_t kMaxNumberStates = 20000;
+
+/// A conjunction of value constraints (none: every number).
+struct NumberConstraints {
+  struct Bound {
+    Decimal value;
+    bool strict = false;
+  };
+  std::vector<Bound> at_least, at_most;  ///< v ≥ c (v > c when strict); v ≤ c (v < c)
+  std::vector<Decimal> multiple_of;      ///< v = k·m for an integer k; each m > 0
+  bool integer = false;                  ///< a zero fractional part (drafts ≥ 6)
+  bool empty() const;
+  /// A canonical text: equal keys, equal constraints.
+  std::string key() const;
+};
+
+/// Texts whose value satisfies every constraint of `c`, built in one walk (a conjunction is
+/// not the product of its parts' automata); without `exponents`, only plain texts. Throws
+/// std::invalid_argument for a multipleOf that is not > 0 or has more than 18 significant
+/// digits, or when the walk would pass `max_states` states (with exponents a multiple has
+/// about 1.5·kExactScale² states per residue of N modulo r·2^a·5^b; plain texts alone about
+/// (fraction digits of m + 3) per residue).
+CharDfa numbers_satisfying(const NumberConstraints& c, bool exponents = true, size_t max_states = kMaxNumberStates);
+/// Single constraints, as numbers_satisfying.
+CharDfa numbers_at_least(const Decimal& c, bool strict, bool exponents = true);
+CharDfa numbers_at_most(const Decimal& c, bool strict, bool exponents = true);
+CharDfa numbers_multiple_of(const Decimal& m, bool exponents = true, size_t max_states = kMaxNumberStates);
+/// Texts whose value equals c.
+CharDfa numbers_equal(const Decimal& c);
+/// Texts whose value is one of `values` (an enum), in one walk over a trie of their digits;
+/// without `exponents`, only plain texts. Throws std::invalid_argument past `max_states`
+/// states (before minimization).
+CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents = true, size_t max_states = CharDfa::kMaxStates);
+/// Where the languages above decide exponent texts exactly, each a superset of
+/// exact_numbers(): comparisons and constants (`compare`) within the cap on integer digits
+/// and leading fraction zeros; multiples and integers (`multiple`) within the cap on the
+/// fraction's last non-zero digit and the integer part's trailing zeros, for fractions that
+/// are empty, exactly "0" or end in a non-zero digit. Neither: every number text.
+const CharDfa& region_numbers(bool compare, bool multiple);
+/// What serializers write (JSON_Schema_Options::canonical_numbers): no leading zeros, no
+/// negative zero, a fraction that ends in a non-zero digit or is exactly ".0", at most 17
+/// significant digits (from the first non-zero digit to the last digit of the mantissa),
+/// exponent form only as -?[1-9](\.[0-9]*[1-9])?[eE][+-]?[0-9]{1,3}.
+const CharDfa& canonical_numbers();
 
 }  // namespace lockstep

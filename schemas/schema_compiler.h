@@ -54,7 +54,7 @@ class SchemaCompiler {
   bool disjoint(const Norm& a, const Norm& b);
   Norm type_norm(const json& type, const std::string& pointer, int draft);
   Norm value_norm(const json& value, const std::string& pointer);
-  Norm number_keywords(const json& s, const std::string& pointer, int draft);
+  Norm number_keywords(const json& s, const std::string& pointer, int draft);  // number_keywords.cpp
   Norm string_keywords(const json& s, const std::string& pointer);
   Norm array_keywords(const json& s, const Term& t, int draft);
   Norm object_keywords(const json& s, const Term& t, int draft);
@@ -82,5 +82,7 @@ class SchemaCompiler {
 };
 
 std::string escape_pointer_token(const std::string& token);
+/// The exact value of a JSON number of the schema (number_keywords.cpp).
+Decimal decimal_of(const json& number);
 
 }  // namespace lockstep::schema

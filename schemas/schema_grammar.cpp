@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "schemas/number_language.h"
+#include "schemas/number_sets.h"
 #include "schemas/schema_compiler.h"
 
 namespace lockstep::schema {
@@ -225,12 +225,13 @@ class GrammarBuilder {
     if (n.null) alts.push_back(lit("null"));
     if (n.booleans & 2) alts.push_back(lit("true"));
     if (n.booleans & 1) alts.push_back(lit("false"));
-    DfaPtr numbers = n.number.plain && !n.number.plain->empty() ? n.number.plain : nullptr;
-    if (n.number.exponents) {
-      numbers = numbers ? std::make_shared<CharDfa>(CharDfa::unite(*numbers, exponent_numbers()))
-                        : std::make_shared<CharDfa>(exponent_numbers());
+    if (n.number.lost_exponents) {
+      c_.warn(pointer, "numbers are accepted here only without exponent: the automaton combining the number "
+                       "constraints for exponent notation would be too large");
     }
-    if (numbers) alts.push_back(shared_automaton(numbers, false));
+    if (n.number.texts && n.number.texts != no_strings()) {
+      alts.push_back(shared_automaton(opt_.canonical_numbers ? numbers_canonical(n.number.texts) : n.number.texts, false));
+    }
     if (n.string && !n.string->empty()) alts.push_back(seq({lit("\""), shared_automaton(n.string, true), lit("\"")}));
     for (const auto& r : n.arrays) alts.push_back(array_expr(r, depth, pointer));
     for (const auto& r : n.objects) alts.push_back(object_expr(r, depth, pointer));

@@ -17,6 +17,7 @@
 
 #include "grammar/char_dfa.h"
 #include "schemas/json_schema.h"
+#include "schemas/number_language.h"
 
 namespace lockstep::schema {
 
@@ -44,11 +45,19 @@ TermPtr t_not(TermPtr arg);
 
 using DfaPtr = std::shared_ptr<const CharDfa>;
 
-/// Numbers: `plain` holds the accepted texts without exponent; `exponents` says whether
-/// every text with an exponent is accepted too (only when no value constraint applies).
+/// Numbers: the accepted number texts (number_sets.h): every_number() when no value
+/// constraint applies, no_strings() for none. `region` (bit 0: comparisons', bit 1:
+/// multiples', bit 2: plain texts only) names where `texts` is exact (region_numbers() of
+/// number_language.h); outside it `texts` accepts only texts whose value satisfies the
+/// constraints. `formula`, when set, is a conjunction whose automaton `texts` is, so that
+/// intersections build one automaton for the merged conjunction instead of a product.
 struct NumberSet {
-  bool exponents = false;
-  DfaPtr plain;
+  DfaPtr texts;
+  uint8_t region = 0;
+  std::shared_ptr<const NumberConstraints> formula;
+  /// Exponent texts were left out where a product of automata grew too large (plain texts
+  /// stay exact); the grammar generator warns.
+  bool lost_exponents = false;
 };
 
 struct Contains {

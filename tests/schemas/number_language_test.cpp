@@ -1,4 +1,6 @@
-// Number languages checked exhaustively against exact decimal arithmetic on many texts.
+// Number languages on plain texts checked against exact decimal arithmetic, their exponent
+// forms, syntax, canonical numbers and automaton sizes (exponent texts at large are checked
+// against Python's fractions in number_oracle_test.cpp).
 #include <random>
 
 #include <gtest/gtest.h>
@@ -58,8 +60,23 @@ TEST(NumberLanguage, BoundsAreExact) {
         const int cmp = compare(Decimal::parse(t), bound);
         ASSERT_EQ(ge.accepts(t), strict ? cmp > 0 : cmp >= 0) << t << (strict ? " > " : " >= ") << c;
         ASSERT_EQ(le.accepts(t), strict ? cmp < 0 : cmp <= 0) << t << (strict ? " < " : " <= ") << c;
+        // The same value with an exponent of 0, and with the point moved into the exponent.
+        for (const std::string& u : {t + "e0", t + "E+000", t + "e-0"}) {
+          ASSERT_EQ(ge.accepts(u), ge.accepts(t)) << u << (strict ? " > " : " >= ") << c;
+          ASSERT_EQ(le.accepts(u), le.accepts(t)) << u << (strict ? " < " : " <= ") << c;
+        }
+        const size_t dot = t.find('.');
+        if (dot != std::string::npos && t.back() != '0') {
+          std::string u = t;
+          u.erase(dot, 1);
+          u = u.substr(0, u[0] == '-' ? 1 : 0) + u.substr(u.find_first_not_of("-0") == std::string::npos
+                                                             ? u.size() - 1
+                                                             : std::min(u.find_first_not_of("-0"), u.size() - 1));
+          u += "e-" + std::to_string(t.size() - dot - 1);
+          ASSERT_EQ(ge.accepts(u), ge.accepts(t)) << u << " (" << t << ")" << (strict ? " > " : " >= ") << c;
+          ASSERT_EQ(le.accepts(u), le.accepts(t)) << u << " (" << t << ")" << (strict ? " < " : " <= ") << c;
+        }
       }
-      EXPECT_FALSE(ge.accepts("1e5"));  // value-constrained numbers are written without exponent
     }
   }
 }
@@ -81,20 +98,61 @@ TEST(NumberLanguage, MultiplesAreExact) {
     const CharDfa dfa = numbers_multiple_of(md);
     for (const auto& t : texts) {
       ASSERT_EQ(dfa.accepts(t), is_multiple(Decimal::parse(t), md)) << t << " multipleOf " << m;
+      // With an exponent 0 (inside the exact region: the fraction ends in a non-zero digit).
+      if (t.find('.') == std::string::npos || t.back() != '0') {
+        ASSERT_EQ(dfa.accepts(t + "e+0"), dfa.accepts(t)) << t << "e+0 multipleOf " << m;
+      }
     }
   }
   EXPECT_THROW(numbers_multiple_of(Decimal::parse("0.000000001234567")), std::invalid_argument);
 }
 
 TEST(NumberLanguage, IntegersAndSyntax) {
-  for (const char* t : {"0", "-0", "12", "12.0", "12.000", "-3.0"}) EXPECT_TRUE(integer_numbers().accepts(t)) << t;
-  for (const char* t : {"12.5", "01", "1.", ".5", "1e2", "+1", "12.01"}) EXPECT_FALSE(integer_numbers().accepts(t)) << t;
-  EXPECT_TRUE(exponent_numbers().accepts("-1.5E+10"));
+  for (const char* t : {"0", "-0", "12", "12.0", "12.000", "-3.0", "1e2", "1.5e1", "100e-2", "1.0E+5", "0e-7"}) {
+    EXPECT_TRUE(integer_numbers().accepts(t)) << t;
+  }
+  for (const char* t : {"12.5", "01", "1.", ".5", "+1", "12.01", "1.5e-1", "1e-1", "15e-1", "1e", "1e+", "1.5e0"}) {
+    EXPECT_FALSE(integer_numbers().accepts(t)) << t;
+  }
+  for (const char* t : {"1e2", "1.0", "12.0"}) EXPECT_FALSE(integer_numbers_without_fraction().accepts(t)) << t;
+  EXPECT_TRUE(all_numbers().accepts("-1.5E+10"));
   EXPECT_FALSE(plain_numbers().accepts("1e3"));
+  // Exponents of any length, with leading zeros.
+  EXPECT_TRUE(numbers_at_most(Decimal::parse("100"), false).accepts("1e0000000000000000000000002"));
+  EXPECT_FALSE(numbers_at_most(Decimal::parse("100"), false).accepts("1e0000000000000000000000003"));
+  EXPECT_FALSE(numbers_at_most(Decimal::parse("100"), false).accepts("1e400"));
+  EXPECT_TRUE(numbers_at_least(Decimal::parse("-1"), true).accepts("-9.99999e-1"));
   EXPECT_EQ(Decimal::parse("1.50e2").to_string(), "150");
   EXPECT_EQ(Decimal::parse("-0.0").to_string(), "0");
   EXPECT_EQ(Decimal::from_double(0.1).to_string(), "0.1");
   EXPECT_EQ(Decimal::parse("2.5e-3").to_string(), "0.0025");
+}
+
+TEST(NumberLanguage, CanonicalNumbers) {
+  const CharDfa& c = canonical_numbers();
+  for (const char* t : {"0", "0.0", "1.0", "0.5", "-1.5", "1e-06", "2.5e+20", "1E5", "12345678901234567", "100.0",
+                        "1.2345678901234567e+25", "0.00012345678901234567", "1.5e-007"}) {
+    EXPECT_TRUE(c.accepts(t)) << t;
+  }
+  for (const char* t : {"1.50", "-0", "-0.0", "0.10", "123456789012345678", "1.23456789012345678", "1.0e5", "01",
+                        "10e5", "1e1000", "-0e1", "0.000123456789012345678"}) {
+    EXPECT_FALSE(c.accepts(t)) << t;
+  }
+}
+
+TEST(NumberLanguage, CommonAutomataStaySmall) {
+  // The automata of the common keywords, which every schema using them compiles: bounds,
+  // "integer" and their conjunctions, in states after minimization.
+  EXPECT_LE(exact_numbers().size(), 100u);
+  EXPECT_LE(numbers_at_least(Decimal::parse("0"), false).size(), 16u);
+  EXPECT_LE(integer_numbers().size(), 300u);
+  EXPECT_LE(numbers_at_least(Decimal::parse("1"), false).size(), 260u);
+  NumberConstraints c;
+  c.integer = true;
+  c.at_least.push_back({Decimal::parse("0"), false});
+  EXPECT_LE(numbers_satisfying(c).size(), 300u);
+  c.at_most.push_back({Decimal::parse("100"), false});
+  EXPECT_LE(numbers_satisfying(c).size(), 520u);
 }
 
 }  // namespace

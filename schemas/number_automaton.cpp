@@ -1,0 +1,252 @@
+// schemas/number_automaton.cpp — number-text automata from mantissa walks (number_automaton.h).
+#include "schemas/number_automaton.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace lockstep::number_automaton {
+
+namespace {
+
+using Edges = std::vector<CharDfa::Edge>;
+
+// Appends [lo, hi] → target, merging with the previous edge when adjacent and equal.
+void add_edge(Edges& edges, uint32_t lo, uint32_t hi, uint32_t target) {
+  if (!edges.empty() && edges.back().target == target && edges.back().hi + 1 == lo) {
+    edges.back().hi = hi;
+  } else {
+    edges.push_back({lo, hi, target});
+  }
+}
+
+// Decimal digits of a magnitude (empty for 0: it compares equal to a run of zeros).
+std::string magnitude_digits(int64_t v) { return v == 0 ? std::string() : std::to_string(v); }
+
+// Digit strings [0-9]+ (leading zeros allowed) whose value lies in [a, b] (no b: unbounded),
+// walked as a comparison of the significant digits with those of a and b: states are
+// (digits read, significant digits read, order of that prefix against a's and b's).
+class MagnitudeRange {
+ public:
+  MagnitudeRange(int64_t a, const int64_t* b) : a_(magnitude_digits(a)), bounded_(b != nullptr) {
+    if (b) b_ = magnitude_digits(*b);
+    cap_ = static_cast<int>(std::max(a_.size(), b_.size())) + 1;
+  }
+  struct S {
+    bool any = false;  // a digit was read
+    int len = 0;       // significant digits read (capped at cap_)
+    int ca = 0, cb = 0;  // the significant prefix against a's / b's first len digits: -1, 0, 1
+    uint64_t key() const {
+      return static_cast<uint64_t>(any) | static_cast<uint64_t>(len) << 1 | static_cast<uint64_t>(ca + 1) << 40 |
+             static_cast<uint64_t>(cb + 1) << 44;
+    }
+  };
+  // The state after digit x, or false when no continuation lies in range.
+  bool step(S s, int x, S& out) const {
+    out = s;
+    out.any = true;
+    if (s.len == 0 && x == 0) return true;
+    const size_t i = static_cast<size_t>(s.len);
+    if (bounded_ && i + 1 > b_.size()) return false;  // longer than b: above it
+    if (i < a_.size() && s.ca == 0) out.ca = x < a_[i] - '0' ? -1 : x > a_[i] - '0' ? 1 : 0;
+    if (i < b_.size() && s.cb == 0) out.cb = x < b_[i] - '0' ? -1 : x > b_[i] - '0' ? 1 : 0;
+    out.len = s.len + 1;
+    if (out.len >= cap_) out.len = cap_, out.ca = 0, out.cb = 0;  // longer than both: only "more" remains
+    if (static_cast<size_t>(out.len) > a_.size()) out.ca = 0;
+    return true;
+  }
+  bool accepts(const S& s) const {
+    const size_t n = static_cast<size_t>(s.len);
+    const bool above_a = n > a_.size() || (n == a_.size() && s.ca >= 0);
+    const bool below_b = !bounded_ || n < b_.size() || (n == b_.size() && s.cb <= 0);
+    return s.any && above_a && below_b;
+  }
+
+ private:
+  std::string a_, b_;
+  bool bounded_;
+  int cap_;
+};
+
+CharDfa build_exponents(int64_t lo, int64_t hi) {
+  // After '+' or no sign X = m ≥ 0 with m in [max(lo, 0), hi]; after '-' X = -m with m in
+  // [max(-hi, 0), -lo].
+  const int64_t L = lo, H = hi;
+  struct Side {
+    bool ok = false;
+    int64_t a = 0, b = 0;
+    bool bounded = false;
+  };
+  Side pos, neg;
+  if (hi == kPlusInfinity || H >= 0) {
+    pos.a = lo == kMinusInfinity ? 0 : std::max<int64_t>(L, 0);
+    pos.bounded = hi != kPlusInfinity;
+    pos.b = H;
+    pos.ok = !pos.bounded || pos.b >= pos.a;
+  }
+  if (lo == kMinusInfinity || L <= 0) {
+    neg.a = hi == kPlusInfinity ? 0 : std::max<int64_t>(-H, 0);
+    neg.bounded = lo != kMinusInfinity;
+    neg.b = -L;
+    neg.ok = !neg.bounded || neg.b >= neg.a;
+  }
+  std::vector<CharDfa::State> states(1);
+  std::unordered_map<uint64_t, uint32_t> ids;
+  std::vector<std::pair<int, MagnitudeRange::S>> queue;  // (side, state)
+  std::vector<MagnitudeRange> ranges;
+  ranges.emplace_back(pos.a, pos.bounded ? &pos.b : nullptr);
+  ranges.emplace_back(neg.a, neg.bounded ? &neg.b : nullptr);
+  auto intern = [&](int side, const MagnitudeRange::S& s) {
+    const uint64_t key = s.key() | static_cast<uint64_t>(side) << 48;
+    auto [it, fresh] = ids.try_emplace(key, static_cast<uint32_t>(states.size()));
+    if (fresh) {
+      states.emplace_back();
+      queue.emplace_back(side, s);
+    }
+    return it->second;
+  };
+  auto digit_edges = [&](int side, const MagnitudeRange::S& s, Edges& edges) {
+    for (int x = 0; x <= 9; ++x) {
+      MagnitudeRange::S t;
+      if (ranges[side].step(s, x, t)) add_edge(edges, '0' + x, '0' + x, intern(side, t));
+    }
+  };
+  // State 0 reads the sign or, with none, the first digit as after '+'.
+  Edges start;
+  if (pos.ok) start.push_back({'+', '+', 0});
+  if (neg.ok) start.push_back({'-', '-', 0});
+  uint32_t after_plus = 0, after_minus = 0;
+  // The states after a sign are fresh (not keyed): they need a digit, unlike any keyed state.
+  if (pos.ok) after_plus = static_cast<uint32_t>(states.size()), states.emplace_back();
+  if (neg.ok) after_minus = static_cast<uint32_t>(states.size()), states.emplace_back();
+  for (auto& e : start) e.target = e.lo == '+' ? after_plus : after_minus;
+  if (pos.ok) {
+    Edges d;
+    digit_edges(0, {}, d);
+    states[after_plus].edges = d;
+    for (const auto& e : d) start.push_back(e);
+  }
+  if (neg.ok) {
+    Edges d;  // not into states[]: interning grows it
+    digit_edges(1, {}, d);
+    states[after_minus].edges = std::move(d);
+  }
+  std::sort(start.begin(), start.end(), [](const auto& x, const auto& y) { return x.lo < y.lo; });
+  states[0].edges = std::move(start);
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const auto [side, s] = queue[i];
+    const uint32_t id = ids.at(s.key() | static_cast<uint64_t>(side) << 48);
+    Edges edges;
+    digit_edges(side, s, edges);
+    states[id].edges = std::move(edges);
+    states[id].final = ranges[side].accepts(s);
+  }
+  return CharDfa::from_states(std::move(states)).minimized();
+}
+
+enum Shape : uint8_t { kBegin, kZero, kInt, kDot, kFrac };
+
+struct Key {
+  uint64_t cond;
+  uint8_t side, shape;
+  bool operator==(const Key& o) const { return cond == o.cond && side == o.side && shape == o.shape; }
+};
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    return std::hash<uint64_t>()(k.cond * 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(k.side) << 8 | k.shape));
+  }
+};
+
+}  // namespace
+
+const CharDfa& exponents_between(int64_t lo, int64_t hi) {
+  static std::mutex mutex;
+  static std::map<std::pair<int64_t, int64_t>, std::unique_ptr<const CharDfa>> cache;
+  {
+    std::lock_guard lock(mutex);
+    auto it = cache.find({lo, hi});
+    if (it != cache.end()) return *it->second;
+  }
+  auto dfa = std::make_unique<const CharDfa>(build_exponents(lo, hi));
+  std::lock_guard lock(mutex);
+  auto [it, fresh] = cache.try_emplace({lo, hi}, std::move(dfa));
+  return *it->second;
+}
+
+CharDfa build(const Condition* nonnegative, const Condition* negative, bool exponents, size_t max_states) {
+  const Condition* sides[2] = {nonnegative, negative};
+  std::vector<CharDfa::State> states(1);
+  std::unordered_map<Key, uint32_t, KeyHash> ids;
+  std::vector<Key> queue;
+  std::map<std::pair<int64_t, int64_t>, uint32_t> exponent_starts;
+  auto intern = [&](const Key& k) {
+    auto [it, fresh] = ids.try_emplace(k, static_cast<uint32_t>(states.size()));
+    if (fresh) {
+      if (states.size() >= max_states) throw std::length_error("number automaton over its state budget");
+      states.emplace_back();
+      queue.push_back(k);
+    }
+    return it->second;
+  };
+  auto exponent_state = [&](int64_t lo, int64_t hi) {
+    auto [it, fresh] = exponent_starts.try_emplace({lo, hi}, static_cast<uint32_t>(states.size()));
+    if (fresh) {
+      const CharDfa& x = exponents_between(lo, hi);
+      const auto offset = static_cast<uint32_t>(states.size());
+      for (const auto& s : x.states()) {
+        states.push_back(s);
+        for (auto& e : states.back().edges) e.target += offset;
+      }
+    }
+    return it->second;
+  };
+  // The positive side's begin state is state 0; '-' leads to the negative side's.
+  if (nonnegative) {
+    ids.emplace(Key{nonnegative->start(), 0, kBegin}, 0);
+    queue.push_back({nonnegative->start(), 0, kBegin});
+  }
+  // When both signs have the same condition, their walks share states past the begin state.
+  const uint8_t negative_side = negative == nonnegative ? 0 : 1;
+  const uint32_t minus = negative ? intern({negative->start(), 1, kBegin}) : 0;
+  if (!nonnegative && negative) states[0].edges.push_back({'-', '-', minus});
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const Key k = queue[i];
+    const Condition& c = *sides[k.side];
+    const uint8_t side = k.side == 1 ? negative_side : k.side;  // of the states after this one
+    const uint32_t id = ids.at(k);
+    Edges edges;
+    if (id == 0 && negative) edges.push_back({'-', '-', minus});
+    if (k.shape == kZero || k.shape == kInt) {
+      const uint64_t t = c.step(k.cond, '.');
+      if (t != Condition::kReject) edges.push_back({'.', '.', intern({t, side, kDot})});
+    }
+    if (k.shape != kZero) {
+      for (int x = 0; x <= 9; ++x) {
+        const Shape to = k.shape == kBegin ? (x == 0 ? kZero : kInt) : k.shape == kInt ? kInt : kFrac;
+        const uint64_t t = c.step(k.cond, static_cast<char>('0' + x));
+        if (t != Condition::kReject) add_edge(edges, '0' + x, '0' + x, intern({t, side, to}));
+      }
+    }
+    bool final = false;
+    if (k.shape == kZero || k.shape == kInt || k.shape == kFrac) {
+      const Verdict v = c.end(k.cond);
+      final = v.plain;
+      if (exponents && v.lo <= v.hi) {
+        const uint32_t x = exponent_state(v.lo, v.hi);
+        edges.push_back({'E', 'E', x});
+        edges.push_back({'e', 'e', x});
+      }
+    }
+    states[id].edges = std::move(edges);
+    states[id].final = final;
+  }
+  return CharDfa::from_states(std::move(states)).minimized();
+}
+
+}  // namespace lockstep::number_automaton

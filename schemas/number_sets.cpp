@@ -1,0 +1,308 @@
+// schemas/number_sets.cpp — shared number automata and memoized operations (number_sets.h).
+#include "schemas/number_sets.h"
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+namespace lockstep::schema {
+
+namespace {
+
+// Automata kept for the life of the process: a pointer registered here is never freed, so
+// operand identity is a sound key for the results of operations.
+class Registry {
+ public:
+  static Registry& get() {
+    static Registry r;
+    return r;
+  }
+
+  // The automaton named `key`, made by `make` on first use. One too large to keep stays
+  // among the last few made (a schema repeats its own constraints).
+  DfaPtr named(const std::string& key, const std::function<CharDfa()>& make) {
+    if (DfaPtr d = find(key)) return d;
+    DfaPtr d = wrap(make());
+    std::lock_guard lock(mutex_);
+    if (auto it = named_.find(key); it != named_.end()) return it->second;
+    if (keep(d)) {
+      named_.emplace(key, d);
+    } else {
+      recent_.emplace_back(key, d);
+      if (recent_.size() > kRecent) recent_.pop_front();
+    }
+    return d;
+  }
+
+  // The automaton named `key` if made already.
+  DfaPtr find(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    if (auto it = named_.find(key); it != named_.end()) return it->second;
+    for (const auto& [k, d] : recent_) {
+      if (k == key) return d;
+    }
+    return nullptr;
+  }
+
+  // Records that `sub` ⊆ `super` (both kept), so that their intersection is `sub`.
+  void note_subset(const DfaPtr& super, const DfaPtr& sub) {
+    std::lock_guard lock(mutex_);
+    if (kept_.count(super.get()) && kept_.count(sub.get())) subsets_.emplace(super.get(), sub.get());
+  }
+  bool subset(const CharDfa* super, const CharDfa* sub) {
+    std::lock_guard lock(mutex_);
+    return subsets_.count({super, sub}) > 0;
+  }
+
+  // The result of an operation: an automaton, and whether it was taken on the operands'
+  // plain texts only (their product with exponent texts was too large).
+  struct Result {
+    DfaPtr dfa;
+    bool plain = false;
+  };
+
+  // op(a, b) (b may be null), memoized when the operands are registered.
+  Result operation(char op, const DfaPtr& a, const DfaPtr& b, const std::function<Result()>& make) {
+    const auto key = std::make_tuple(op, a.get(), b.get());
+    bool memo = false;
+    {
+      std::lock_guard lock(mutex_);
+      memo = kept_.count(a.get()) && (!b || kept_.count(b.get()));
+      if (memo) {
+        if (auto it = results_.find(key); it != results_.end()) return it->second;
+      }
+    }
+    Result r = make();
+    if (!memo) return r;
+    std::lock_guard lock(mutex_);
+    if (auto it = results_.find(key); it != results_.end()) return it->second;
+    if (keep(r.dfa)) results_.emplace(key, r);
+    return r;
+  }
+
+  static DfaPtr wrap(CharDfa d) { return d.empty() ? no_strings() : std::make_shared<const CharDfa>(std::move(d)); }
+
+ private:
+
+  // Registers `d` when the budget allows (the caller holds the lock).
+  bool keep(const DfaPtr& d) {
+    if (d == no_strings() || kept_.count(d.get())) return true;
+    if (d->size() > kMaxSharedAutomaton || states_ + d->size() > kMaxSharedStates) return false;
+    states_ += d->size();
+    kept_.insert(d.get());
+    return true;
+  }
+
+  Registry() {
+    kept_.insert(no_strings().get());
+    kept_.insert(every_number().get());
+  }
+
+  std::mutex mutex_;
+  static constexpr size_t kRecent = 32;
+  std::unordered_map<std::string, DfaPtr> named_;
+  std::deque<std::pair<std::string, DfaPtr>> recent_;
+  std::map<std::tuple<char, const CharDfa*, const CharDfa*>, Result> results_;
+  std::unordered_set<const CharDfa*> kept_;
+  std::set<std::pair<const CharDfa*, const CharDfa*>> subsets_;  // (super, sub)
+  size_t states_ = 0;
+};
+
+bool empty(const DfaPtr& d) { return !d || d == no_strings(); }
+
+constexpr uint8_t kCompare = 1, kMultiple = 2, kPlain = 4;
+
+// Where a set of `region` is exact (the intersection of the regions its bits name).
+const CharDfa& region_dfa(uint8_t region) {
+  if (region & kPlain) return plain_numbers();
+  return region_numbers(region & kCompare, region & kMultiple);
+}
+
+NumberSet set(DfaPtr texts, uint8_t region, bool lost, std::shared_ptr<const NumberConstraints> formula = nullptr) {
+  if (empty(texts)) return no_number_set();
+  return {std::move(texts), region, std::move(formula), lost};
+}
+
+// Both conjunctions at once (a constraint of both once).
+NumberConstraints merged(const NumberConstraints& a, const NumberConstraints& b) {
+  NumberConstraints m = a;
+  auto add_bounds = [](std::vector<NumberConstraints::Bound>& to, const std::vector<NumberConstraints::Bound>& from) {
+    for (const auto& x : from) {
+      const bool dup = std::any_of(to.begin(), to.end(), [&](const NumberConstraints::Bound& y) {
+        return y.strict == x.strict && y.value.to_string() == x.value.to_string();
+      });
+      if (!dup) to.push_back(x);
+    }
+  };
+  add_bounds(m.at_least, b.at_least);
+  add_bounds(m.at_most, b.at_most);
+  for (const auto& x : b.multiple_of) {
+    const bool dup = std::any_of(m.multiple_of.begin(), m.multiple_of.end(),
+                                 [&](const Decimal& y) { return y.to_string() == x.to_string(); });
+    if (!dup) m.multiple_of.push_back(x);
+  }
+  m.integer = a.integer || b.integer;
+  return m;
+}
+
+// The product of x and y; past kMaxProductStates (the exponent machinery of both multiplies
+// out, e.g. unions and complements of several multipleOf), the product of their plain texts.
+Registry::Result product(const CharDfa& x, const CharDfa& y, bool intersection) {
+  auto op = [&](const CharDfa& a, const CharDfa& b, size_t limit) {
+    return intersection ? CharDfa::intersect(a, b, limit) : CharDfa::unite(a, b, limit);
+  };
+  try {
+    return {Registry::wrap(op(x, y, kMaxProductStates)), false};
+  } catch (const AutomatonLimitError&) {
+    const CharDfa px = CharDfa::intersect(x, plain_numbers()), py = CharDfa::intersect(y, plain_numbers());
+    return {Registry::wrap(op(px, py, CharDfa::kMaxStates)), true};
+  }
+}
+
+}  // namespace
+
+DfaPtr every_number() {
+  static const DfaPtr d = std::make_shared<const CharDfa>(all_numbers());
+  return d;
+}
+
+NumberSet all_number_set() {
+  static const auto none = std::make_shared<const NumberConstraints>();
+  return {every_number(), 0, none, false};
+}
+
+NumberSet no_number_set() { return {no_strings(), 0, nullptr, false}; }
+
+NumberSet numbers_and(const NumberSet& a, const NumberSet& b) {
+  const uint8_t region = a.region | b.region;
+  const bool lost = a.lost_exponents || b.lost_exponents;
+  if (empty(a.texts) || empty(b.texts)) return no_number_set();
+  if (a.texts == every_number() || a.texts == b.texts) return {b.texts, region, b.formula, lost};
+  if (b.texts == every_number()) return {a.texts, region, a.formula, lost};
+  Registry& r = Registry::get();
+  if (r.subset(a.texts.get(), b.texts.get())) return {b.texts, region, b.formula, lost};
+  if (r.subset(b.texts.get(), a.texts.get())) return {a.texts, region, a.formula, lost};
+  if (a.formula && b.formula && !lost) {
+    // One walk for the merged conjunction (within its budget; else the product below).
+    const NumberConstraints m = merged(*a.formula, *b.formula);
+    const std::string key = m.key();
+    if (key == a.formula->key() && a.region == region) return a;  // b adds nothing a has not
+    if (key == b.formula->key() && b.region == region) return b;
+    try {
+      bool plain_only = false;
+      NumberSet n = numbers_constrained(m, plain_only);
+      if (!plain_only) return n;
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  const auto& [x, y] = a.texts.get() < b.texts.get() ? std::tie(a.texts, b.texts) : std::tie(b.texts, a.texts);
+  const auto p = r.operation('&', x, y, [&] { return product(*x, *y, true); });
+  return set(p.dfa, p.plain ? kPlain : region, lost || p.plain);
+}
+
+NumberSet numbers_or(const NumberSet& a, const NumberSet& b) {
+  if (empty(a.texts)) return b;
+  if (empty(b.texts)) return a;
+  const uint8_t region = a.region | b.region;
+  const bool lost = a.lost_exponents || b.lost_exponents;
+  if (a.texts == every_number() || b.texts == every_number()) return all_number_set();
+  if (a.texts == b.texts) return {a.texts, region, a.region == b.region ? a.formula : nullptr, lost};
+  const auto& [x, y] = a.texts.get() < b.texts.get() ? std::tie(a.texts, b.texts) : std::tie(b.texts, a.texts);
+  const auto p = Registry::get().operation('|', x, y, [&] { return product(*x, *y, false); });
+  return set(p.dfa, p.plain ? kPlain : region, lost || p.plain);
+}
+
+NumberSet numbers_not(const NumberSet& a) {
+  if (empty(a.texts)) return all_number_set();
+  if (a.texts == every_number() && a.region == 0) return no_number_set();
+  if (a.formula && a.formula->multiple_of.empty() && !a.formula->integer &&
+      a.formula->at_least.size() + a.formula->at_most.size() == 1) {
+    // Not v ≥ c is v < c, and so on: a bound again (exact on the same region).
+    NumberConstraints flipped;
+    for (const auto& b : a.formula->at_least) flipped.at_most.push_back({b.value, !b.strict});
+    for (const auto& b : a.formula->at_most) flipped.at_least.push_back({b.value, !b.strict});
+    bool plain_only = false;
+    NumberSet n = numbers_constrained(flipped, plain_only);
+    if (!plain_only) return n;
+  }
+  const uint8_t region = a.region;
+  const auto p = Registry::get().operation(static_cast<char>('0' + region), a.texts, nullptr,
+                                           [&] { return product(region_dfa(region), a.texts->complement(), true); });
+  return set(p.dfa, p.plain ? kPlain : region, a.lost_exponents || p.plain);
+}
+
+bool numbers_disjoint(const NumberSet& a, const NumberSet& b) { return empty(numbers_and(a, b).texts); }
+
+NumberSet numbers_constrained(const NumberConstraints& c, bool& plain_only) {
+  Registry& r = Registry::get();
+  plain_only = false;
+  if (c.empty()) return all_number_set();
+  bool compare = false;
+  for (const auto* list : {&c.at_least, &c.at_most}) {
+    for (const auto& b : *list) compare = compare || !b.value.is_zero();
+  }
+  const uint8_t region = (compare ? kCompare : 0) | (c.integer || !c.multiple_of.empty() ? kMultiple : 0);
+  const std::string key = c.key();
+  if (DfaPtr d = r.find("plain " + key)) {
+    plain_only = true;
+    return set(d, kPlain, false);
+  }
+  DfaPtr d;
+  try {
+    d = r.named(key, [&] { return numbers_satisfying(c, true); });
+  } catch (const std::invalid_argument&) {
+    plain_only = true;
+    return set(r.named("plain " + key, [&] { return numbers_satisfying(c, false); }), kPlain, false);
+  }
+  if (c.integer) r.note_subset(numbers_integer(6).texts, d);
+  return set(d, region, false, std::make_shared<const NumberConstraints>(c));
+}
+
+NumberSet numbers_among(const std::vector<Decimal>& values) {
+  std::vector<std::string> keys;
+  bool nonzero = false;
+  for (const auto& v : values) keys.push_back(v.to_string()), nonzero = nonzero || !v.is_zero();
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::string key = "in";
+  for (const auto& k : keys) key += " " + k;
+  try {
+    return set(Registry::get().named(key, [&] { return lockstep::numbers_in(values, true, kMaxNumberStates * 5); }),
+               nonzero ? kCompare : 0, false);
+  } catch (const std::invalid_argument&) {
+    // A long list: its plain texts alone (NumberSet::lost_exponents: the grammar warns).
+    return set(Registry::get().named("plain " + key, [&] { return lockstep::numbers_in(values, false); }), kPlain, true);
+  }
+}
+
+NumberSet numbers_integer(int draft) {
+  static const DfaPtr ints = Registry::get().named("integer", [] { return integer_numbers(); });
+  static const DfaPtr ints4 = Registry::get().named("integer4", [] { return integer_numbers_without_fraction(); });
+  static const auto integer = [] {
+    auto c = std::make_shared<NumberConstraints>();
+    c->integer = true;
+    return std::shared_ptr<const NumberConstraints>(c);
+  }();
+  return draft <= 4 ? NumberSet{ints4, 0, nullptr, false} : NumberSet{ints, kMultiple, integer, false};
+}
+
+DfaPtr numbers_canonical(const DfaPtr& a) {
+  static const DfaPtr canonical = Registry::get().named("canonical", [] { return canonical_numbers(); });
+  if (empty(a)) return a;
+  if (a == every_number()) return canonical;
+  const auto c = Registry::get().operation('c', a, nullptr, [&] {
+    return Registry::Result{Registry::wrap(CharDfa::intersect(*a, canonical_numbers())), false};
+  });
+  return empty(c.dfa) ? a : c.dfa;
+}
+
+}  // namespace lockstep::schema

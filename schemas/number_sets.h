@@ -1,0 +1,58 @@
+// schemas/number_sets.h — number texts in the schema algebra: shared automata, memoized Boolean operations.
+//
+// A Norm's numbers (NumberSet) are one automaton over number texts: every_number() when no
+// value constraint applies, otherwise a set exact on its region (NumberSet::region, within
+// which a complement is taken) and sound outside it (number_language.h). A set made from a
+// conjunction keeps it (NumberSet::formula): intersecting two such sets walks the merged
+// conjunction, and the complement of one bound is the opposite bound. The automata of
+// keywords (bounds, integer types, multipleOf, const and enum values) and the results of
+// operations on them are kept process-wide, keyed by value and by operand identity, so the
+// automata common to many schemas ("integer", "minimum: 0", their intersection) are built
+// once per process; at most kMaxSharedStates states, no automaton over
+// kMaxSharedAutomaton (the last few such are kept apart, for the schema that made them).
+// Thread-safe. Internal to the schemas layer.
+#pragma once
+
+#include "schemas/number_language.h"
+#include "schemas/schema_model.h"
+
+namespace lockstep::schema {
+
+/// Automaton states the process-wide cache may hold, and the largest automaton it keeps (the
+/// common ones are far smaller; a schema that combines many multipleOf into a huge automaton
+/// must not crowd them out).
+inline constexpr size_t kMaxSharedStates = 400000;
+inline constexpr size_t kMaxSharedAutomaton = 5000;
+/// States a product of two number automata may reach before it is taken on their plain
+/// texts alone (NumberSet::lost_exponents).
+inline constexpr size_t kMaxProductStates = 50000;
+
+/// Every number text: neutral for numbers_and, absorbing for numbers_or.
+DfaPtr every_number();
+NumberSet all_number_set();
+NumberSet no_number_set();
+/// Intersection and union.
+NumberSet numbers_and(const NumberSet& a, const NumberSet& b);
+NumberSet numbers_or(const NumberSet& a, const NumberSet& b);
+/// The numbers outside `a`: every number when `a` is empty, none when it is every number,
+/// otherwise a's region minus `a` (so a text outside it is rejected by both a set and its
+/// complement).
+NumberSet numbers_not(const NumberSet& a);
+/// True when no number text is in both.
+bool numbers_disjoint(const NumberSet& a, const NumberSet& b);
+/// The numbers satisfying all of `c` (one automaton, number_language.h). When the automaton
+/// with exponent texts would pass its state budget: the plain texts alone, with
+/// `plain_only` set. Throws std::invalid_argument when even those are over budget or a
+/// multipleOf is not > 0. With `c.integer`, the result is known to be within
+/// numbers_integer(6), so numbers_and of the two costs nothing.
+NumberSet numbers_constrained(const NumberConstraints& c, bool& plain_only);
+/// Values in `values` (const, enum); past 5·kMaxNumberStates walk states, their plain texts
+/// (lost_exponents set).
+NumberSet numbers_among(const std::vector<Decimal>& values);
+/// The integers of `draft` (4: no fraction and no exponent; later: a zero fractional part).
+NumberSet numbers_integer(int draft);
+/// a.texts ∩ canonical_numbers(), or a.texts itself when that is empty (the constraint
+/// needs texts no serializer writes).
+DfaPtr numbers_canonical(const DfaPtr& a);
+
+}  // namespace lockstep::schema

@@ -1,0 +1,134 @@
+// Numbers in compiled schemas: exponent notation under value keywords, `not`, enums, the
+// integer type of each draft, the plain-only fallback, and the canonical_numbers option
+// (any JSON value and tool-call arguments included), fed byte by byte to an Earley parser.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "automata/compiled_grammar.h"
+#include "automata/earley.h"
+#include "schemas/json_schema.h"
+#include "schemas/tool_calls.h"
+
+namespace lockstep {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+struct Compiled {
+  CompiledSchema schema;
+  std::shared_ptr<const CompiledGrammar> grammar;
+  bool accepts(const std::string& text) const {
+    EarleyParser p(*grammar);
+    return p.advance(text) && p.accepting();
+  }
+};
+
+Compiled compile(const std::string& schema, bool canonical = false) {
+  JsonSchemaOptions options;
+  options.whitespace = JsonSchemaOptions::Whitespace::kCompact;
+  options.canonical_numbers = canonical;
+  Compiled c{compile_json_schema(ojson::parse(schema), options), nullptr};
+  c.grammar = CompiledGrammar::compile(c.schema.grammar);
+  return c;
+}
+
+void expect(const Compiled& c, const std::vector<const char*>& valid, const std::vector<const char*>& invalid,
+            const std::string& schema) {
+  for (const char* t : valid) EXPECT_TRUE(c.accepts(t)) << t << " should match " << schema;
+  for (const char* t : invalid) EXPECT_FALSE(c.accepts(t)) << t << " should not match " << schema;
+}
+
+void expect(const std::string& schema, const std::vector<const char*>& valid, const std::vector<const char*>& invalid) {
+  expect(compile(schema), valid, invalid, schema);
+}
+
+TEST(NumberSchema, ExponentNotationWhereverTheValueIsAllowed) {
+  // What Python's json.dumps writes for small and large floats.
+  expect(R"({"type":"object","properties":{"evalue":{"type":"number","minimum":0}}})",
+         {R"({"evalue":1e-06})", R"({"evalue":2.5e+20})", R"({"evalue":0.0})", R"({"evalue":-0e5})"},
+         {R"({"evalue":-1e-06})", R"({"evalue":-2.5E+20})"});
+  expect(R"({"minimum":0.001})", {"1e-03", "1E-3", "0.01e-1", "1.5e-3", "1e400"}, {"1e-06", "9.99e-4", "-1e400"});
+  expect(R"({"maximum":100})", {"1e2", "1e+02", "100e0", "1000e-1", "-1e400", "1e-400"}, {"1e400", "1.01e2", "10001e-2"});
+  expect(R"({"exclusiveMinimum":0,"exclusiveMaximum":1})", {"5e-1", "9.99e-1", "1e-300"}, {"0e0", "1e0", "10e-1", "-1e-300"});
+  // Draft 4's boolean exclusive bounds.
+  expect(R"({"$schema":"http://json-schema.org/draft-04/schema#","minimum":1,"exclusiveMinimum":true,
+             "maximum":2,"exclusiveMaximum":false})",
+         {"1.5e0", "2e0", "0.2e1", "20e-1"}, {"1e0", "0.1e1", "2.0000001e0"});
+  expect(R"({"const":9007199254740992})", {"9007199254740992", "9.007199254740992e+15", "9007199254740992.0"},
+         {"9.007199254740991e+15", "9.0071992547409921e15"});
+  expect(R"({"multipleOf":0.01})", {"1.5e-1", "1e-2", "12.34e1", "1e400", "-2.5E-1"}, {"1e-3", "1.234e-1", "1.5e-400"});
+}
+
+TEST(NumberSchema, IntegersPerDraft) {
+  expect(R"({"type":"integer"})", {"1e5", "1.5e1", "100e-2", "1.0", "-3E+2", "0.0e0", "1e400"},
+         {"1.5e-1", "2.5e-1", "1e-1", "1.5", "1e-400"});
+  // Draft 4: "a JSON number without a fraction or exponent part".
+  expect(R"({"$schema":"http://json-schema.org/draft-04/schema#","type":"integer"})", {"15", "-3"},
+         {"1e5", "1.0", "1.5e1"});
+  expect(R"({"type":"integer","minimum":1,"maximum":31})", {"1", "3.1e1", "31", "1e1", "0.1e1", "310e-1"},
+         {"0", "3.2e1", "1.5", "3.15e1", "1e-1"});
+  // The integer type and the bound in different subschemas.
+  expect(R"({"allOf":[{"type":"integer"},{"minimum":1}]})", {"1e0", "2.0e3"}, {"0e3", "5e-1", "1.5e0"});
+}
+
+TEST(NumberSchema, NotEnumAndOneOf) {
+  // (`minimum` accepts every non-number, so its complement accepts numbers only.)
+  expect(R"({"not":{"minimum":1}})", {"5e-1", "0.999e0", "-1e9"}, {"1e0", "1.5", "10e-1", "1e400", "\"x\""});
+  expect(R"({"not":{"type":"integer"}})", {"1.5", "1.5e-1", "-2.5E0"}, {"1e5", "1.5e1", "100e-2", "7"});
+  expect(R"({"enum":[0.5,1e-06,2.5e+20,"a"]})",
+         {"0.5", "5e-1", "0.05e1", "1e-06", "0.000001", "1E-6", "2.5E+20", "250000000000000000000", "\"a\""},
+         {"2.5e19", "5e-2", "1e-05", "0.6"});
+  expect(R"({"type":"number","oneOf":[{"maximum":2},{"maximum":5}]})", {"3e0", "5e0", "0.4e1"},
+         {"1e0", "2e0", "6e0"});
+  // 10^30 + 10^4, an integer written with a non-zero digit 26 places after the point: outside
+  // the exact region, so neither the integers nor their complement accept it. Comparisons
+  // still decide it (exact beyond the region where they can be).
+  const char* far = "1.00000000000000000000000001e30";
+  expect(R"({"type":"integer"})", {}, {far});
+  expect(R"({"not":{"type":"integer"}})", {}, {far});
+  expect(R"({"minimum":1e30})", {far}, {"0.99999999999999999999999999e30"});
+}
+
+TEST(NumberSchema, ExponentsLeftOutOverTheStateBudgetWithAWarning) {
+  const std::string schema = R"({"multipleOf":0.997})";
+  const Compiled c = compile(schema);
+  expect(c, {"1.994", "0.997", "-9.970"}, {"9.97e-1", "0.998"}, schema);
+  ASSERT_EQ(c.schema.warnings.size(), 1u);
+  EXPECT_NE(c.schema.warnings[0].find("only without exponent"), std::string::npos) << c.schema.warnings[0];
+}
+
+TEST(NumberSchema, CanonicalNumbersAreWhatSerializersWrite) {
+  const std::string schema = R"({"type":"array","items":{"type":"number"}})";
+  const Compiled c = compile(schema, true);
+  expect(c, {"[1.0,0.5,1e-06,2.5e+20,0,-3,123.25,1E5,0.0]"}, {}, schema);
+  for (const char* bad : {"1.50", "-0", "-0.0", "0.10", "123456789012345678", "1.0e5", "0.1234567890123456789",
+                          "1e1000", "01"}) {
+    EXPECT_FALSE(c.accepts(std::string("[") + bad + "]")) << bad;
+  }
+  // Constrained numbers too.
+  expect(compile(R"({"type":"integer","minimum":0})", true), {"0", "15", "15.0", "1e5", "1.5e1"}, {"-0", "1.50e1", "015"},
+         "integer");
+  // When no canonical text is left, the exact language stays.
+  expect(compile(R"({"const":12345678901234567891})", true), {"12345678901234567891", "1.2345678901234567891e19"},
+         {"12345678901234567890"}, "const");
+  // Any JSON value and tool-call arguments.
+  JsonSchemaOptions options;
+  options.canonical_numbers = true;
+  const auto any = CompiledGrammar::compile(json_value_grammar(options));
+  auto parse = [](const CompiledGrammar& g, const std::string& text) {
+    EarleyParser p(g);
+    return p.advance(text) && p.accepting();
+  };
+  EXPECT_TRUE(parse(*any, R"({"a":[1.5,2e-07]})"));
+  EXPECT_FALSE(parse(*any, R"({"a":[1.50]})"));
+  EXPECT_TRUE(parse(*CompiledGrammar::compile(json_value_grammar()), R"({"a":[1.50]})"));
+  const auto tools = parse_tool_definitions(ojson::parse(
+      R"([{"name":"f","parameters":{"type":"object","properties":{"x":{"type":"number"}}}}])"));
+  options.whitespace = JsonSchemaOptions::Whitespace::kCompact;
+  const auto call = CompiledGrammar::compile(compile_tool_calls(tools, options).grammar);
+  EXPECT_TRUE(parse(*call, R"({"name":"f","arguments":{"x":0.25}})"));
+  EXPECT_FALSE(parse(*call, R"({"name":"f","arguments":{"x":0.250}})"));
+}
+
+}  // namespace
+}  // namespace lockstep
