@@ -46,6 +46,9 @@ void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args, GrammarP
                    "-1 keeps the grammar's own")
         ->check(CLI::Range(-1, 1 << 20))
         ->capture_default_str();
+    cmd.add_flag("--exact-numbers", args.exact_numbers,
+                 "JSON numbers in any form the schema allows (default: as a serializer writes them: no -0, no "
+                 "trailing zeros, at most 17 significant digits unless the schema needs more)");
   }
 }
 
@@ -85,7 +88,10 @@ JsonSchemaOptions schema_options(const GrammarSourceArgs& a) {
   o.forbid_additional_properties = a.forbid_additional_properties;
   o.lenient = a.lenient;
   o.assert_formats = !a.formats_as_annotations;
-  if (a.purpose == GrammarPurpose::kGenerate && a.max_whitespace >= 0) o.max_whitespace = static_cast<uint32_t>(a.max_whitespace);
+  if (a.purpose == GrammarPurpose::kGenerate) {
+    if (a.max_whitespace >= 0) o.max_whitespace = static_cast<uint32_t>(a.max_whitespace);
+    o.canonical_numbers = !a.exact_numbers;
+  }
   return o;
 }
 

@@ -33,6 +33,8 @@ struct GrammarSourceArgs {
   /// Generation: the longest run of whitespace (JSON flexible whitespace, and GBNF rules that
   /// are whitespace only and unbounded); -1 keeps the grammar's own.
   int32_t max_whitespace = 8;
+  /// Generation: numbers as a JSON serializer writes them (JsonSchemaOptions::canonical_numbers).
+  bool exact_numbers = false;
 };
 
 /// Registers the grammar options on `cmd` for `purpose` (--max-whitespace only when

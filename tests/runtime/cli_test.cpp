@@ -265,6 +265,27 @@ TEST(Cli, BenchClosingOutputsOnRealSchemasAreCompleteAndValid) {
   std::filesystem::remove(jsonl);
 }
 
+// Generation writes numbers as a serializer does (check keeps every JSON form).
+TEST(Cli, GeneratedNumbersAreWrittenAsASerializerWritesThem) {
+  const TempFile schema("lockstep_number." + std::to_string(::getpid()) + ".json", R"({"type":"number"})");
+  const RE2 canonical(R"((-?(0|[1-9][0-9]*)(\.[0-9]*[1-9]|\.0)?|-?[1-9](\.[0-9]*[1-9])?[eE][+-]?[0-9]{1,3}))");
+  for (int seed = 1; seed <= 12; ++seed) {
+    const CliResult r = run_cli({"generate", "--schema", schema.path.string(), "--whitespace", "compact",
+                                 "--temperature", "1.5", "--seed", std::to_string(seed)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(RE2::FullMatch(r.out, canonical)) << r.out;
+    EXPECT_NE(r.out, "-0");
+    size_t digits = 0;  // significant digits: from the first non-zero one to the mantissa's end
+    bool started = false;
+    for (char c : r.out.substr(0, r.out.find_first_of("eE"))) {
+      started = started || (c >= '1' && c <= '9');
+      digits += started && c >= '0' && c <= '9';
+    }
+    EXPECT_LE(digits, 17u) << r.out;
+  }
+  EXPECT_EQ(run_cli({"check", "--schema", schema.path.string(), "--input", "-0.500e+01"}).exit_code, 0);
+}
+
 TEST(Cli, GeneratedDocumentsOfTheExampleSchemaValidateWithAjv) {
   const std::filesystem::path src(LOCKSTEP_SOURCE_DIR);
   const std::string schema = (src / "examples/schemas/event.json").string();
