@@ -73,8 +73,9 @@ struct JsonSchemaOptions {
   /// tool-call arguments included) is intersected with canonical_numbers()
   /// (schemas/number_language.h): no leading zeros, no negative zero, a fraction ending in a
   /// non-zero digit or exactly ".0", at most 17 significant digits, exponent form only as
-  /// -?[1-9](\.[0-9]*[1-9])?[eE][+-]?[0-9]{1,3}. Where that leaves no text (the schema's
-  /// bounds or multipleOf need more digits), that number keeps its exact language. Off for
+  /// d.ddde±X with an exponent a double can have (1 to 324, "06" as Python writes it). Where
+  /// that leaves no text (the schema's bounds or multipleOf need more digits), that number
+  /// keeps its exact language. Off for
   /// checking: a valid document may write its numbers any way JSON allows.
   bool canonical_numbers = false;
 };

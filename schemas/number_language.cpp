@@ -286,7 +286,7 @@ CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents, size_t ma
 const CharDfa& canonical_numbers() {
   static const CharDfa d = [] {
     // The shapes serializers write, then at most 17 significant digits, then no negative zero.
-    const CharDfa shapes = dfa_of(R"(-?(0|[1-9][0-9]*)(\.0|\.[0-9]*[1-9])?|-?[1-9](\.[0-9]*[1-9])?[eE][+-]?[0-9]{1,3})");
+    const CharDfa shapes = dfa_of(R"(-?(0|[1-9][0-9]*)(\.0|\.[0-9]*[1-9])?|-?[1-9](\.[0-9]*[1-9])?[eE][+-]?(0?[1-9]|[1-9][0-9]|[12][0-9][0-9]|3[01][0-9]|32[0-4]))");
     const CharDfa digits = dfa_of(R"(-?[0.]*([1-9]\.?([0-9]\.?){0,16})?([eE][+-]?[0-9]+)?)");
     const CharDfa negative_zero = dfa_of(R"(-[0.]*)");
     return CharDfa::intersect(CharDfa::intersect(shapes, digits), negative_zero.complement());

@@ -114,7 +114,8 @@ const CharDfa& region_numbers(bool compare, bool multiple);
 /// What serializers write (JSON_Schema_Options::canonical_numbers): no leading zeros, no
 /// negative zero, a fraction that ends in a non-zero digit or is exactly ".0", at most 17
 /// significant digits (from the first non-zero digit to the last digit of the mantissa),
-/// exponent form only as -?[1-9](\.[0-9]*[1-9])?[eE][+-]?[0-9]{1,3}.
+/// exponent form only as -?[1-9](\.[0-9]*[1-9])?[eE][+-]?(0?[1-9]|[1-9][0-9]|[12][0-9][0-9]|3[01][0-9]|32[0-4])
+/// (the exponents of doubles, with Python's two-digit "e-06").
 const CharDfa& canonical_numbers();
 
 }  // namespace lockstep
