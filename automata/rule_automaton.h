@@ -14,6 +14,7 @@
 
 namespace lockstep {
 
+class CharDfa;
 class InlinePlan;
 
 /// A DFA with states 0..n-1, state 0 the start. Edges of state s:
@@ -40,7 +41,13 @@ struct RuleDfa {
   }
 };
 
-/// Thompson NFA + subset construction for `rule`. With `plan`, the references it substitutes
+/// The byte DFA of `automaton` embedded as a whole rule (Expr::Kind::kAutomaton), built
+/// directly instead of through determinize_rule's NFA (direct_automaton.cpp): the same
+/// language, minimal. Throws GrammarError naming `rule` past `max_states` states.
+RuleDfa direct_automaton_dfa(const CharDfa& automaton, bool json_string, const Rule& rule, uint32_t max_states);
+
+/// Thompson NFA + subset construction for `rule` (a whole-rule automaton is built by
+/// direct_automaton_dfa). With `plan`, the references it substitutes
 /// are built as the bodies they stand for (inline.h). Throws GrammarError naming the rule
 /// when it needs more than `max_states` states.
 RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan* plan = nullptr);
