@@ -22,11 +22,15 @@ namespace {
 // ones exist once. States with the same shape (the same code-point ranges to the same
 // pattern of targets: every position of a length counter) share one template of those
 // partial states, instantiated with their own targets. Same language as
-// Nfa::codepoint_edges.
+// Nfa::codepoint_edges. With `pairs`, a JSON string's code points above U+FFFF may also be
+// escaped surrogate pairs: the partial state after "\uD" (or "\ud") calls the pair rule of
+// each target's code points (json_escapes.h), so no position has partial states of its own
+// for the pair.
 class DirectAutomatonDfa {
  public:
-  DirectAutomatonDfa(const CharDfa& d, bool json, const Rule& rule, uint32_t max_states)
-      : d_(d), json_(json), rule_(rule), max_states_(max_states), n_(static_cast<uint32_t>(d.size())) {}
+  DirectAutomatonDfa(const CharDfa& d, bool json, const Rule& rule, uint32_t max_states, const PairRuleFn* pairs)
+      : d_(d), json_(json), rule_(rule), max_states_(max_states), pairs_(json ? pairs : nullptr),
+        n_(static_cast<uint32_t>(d.size())) {}
 
   RuleDfa build() {
     if (n_ > max_states_) too_big();
@@ -51,7 +55,13 @@ class DirectAutomatonDfa {
     for (uint32_t q = 0; q < n_ + interior_.size(); ++q) {
       const bool is_char = q < n_;
       out.add_state(is_char && d_.states()[q].final);
-      for (const auto& e : is_char ? char_edges[q] : interior_[q - n_]) out.bytes.push_back(e);
+      if (is_char) {
+        out.bytes.insert(out.bytes.end(), char_edges[q].begin(), char_edges[q].end());
+      } else {
+        const Node& node = interior_[q - n_];
+        out.bytes.insert(out.bytes.end(), node.bytes.begin(), node.bytes.end());
+        out.rules.insert(out.rules.end(), node.calls.begin(), node.calls.end());
+      }
       out.close_state();
     }
     return out;
@@ -59,14 +69,22 @@ class DirectAutomatonDfa {
 
  private:
   using Edge = CompiledGrammar::ByteEdge;
+  using Call = CompiledGrammar::RuleEdge;
   using Elem = std::vector<ByteRange>;  // the bytes allowed at one position, sorted, disjoint
+  static constexpr uint32_t kNoCall = UINT32_MAX;
   struct Item {
     std::vector<Elem> seq;
     uint32_t slot;  // which target (by first appearance in the state's edges) it reaches
+    uint32_t call = kNoCall;  // else: `seq` then this rule reach the target
   };
   static constexpr uint32_t kLeaf = 0x80000000u;  // template edge target: kLeaf | slot, or a node
+  // A partial state: its byte edges and its calls (sorted by rule; targets always leaves).
+  struct Node {
+    std::vector<Edge> bytes;
+    std::vector<Call> calls;
+  };
   struct Template {
-    std::vector<std::vector<Edge>> nodes;  // children before parents
+    std::vector<Node> nodes;  // children before parents
     std::vector<Edge> root;
   };
 
@@ -76,14 +94,20 @@ class DirectAutomatonDfa {
                                                 rule_.name, max_states_));
   }
 
-  static std::string key_of(const std::vector<Edge>& edges) {
+  static std::string key_of(const Node& node) {
     std::string key;
-    key.reserve(edges.size() * 6);
-    for (const auto& e : edges) {
+    key.reserve(node.bytes.size() * 6 + node.calls.size() * 8 + 4);
+    for (const auto& e : node.bytes) {
       key += static_cast<char>(e.lo);
       key += static_cast<char>(e.hi);
       key.append(reinterpret_cast<const char*>(&e.target), sizeof e.target);
     }
+    for (const auto& c : node.calls) {
+      key.append(reinterpret_cast<const char*>(&c.rule), sizeof c.rule);
+      key.append(reinterpret_cast<const char*>(&c.target), sizeof c.target);
+    }
+    const auto n = static_cast<uint32_t>(node.calls.size());  // last: read from the end, unambiguous
+    key.append(reinterpret_cast<const char*>(&n), sizeof n);
     return key;
   }
 
@@ -96,11 +120,22 @@ class DirectAutomatonDfa {
       if (at == slots.end()) slots.push_back(e.target);
       add_items(items, e.lo, e.hi, slot);
     }
+    if (pairs_) {
+      // "\u" and the high surrogate's first digit (D or d), then the pair rule of the
+      // target's code points.
+      const auto one = [](char c) { return Elem{{static_cast<uint8_t>(c), static_cast<uint8_t>(c)}}; };
+      std::vector<PairCall> calls;
+      pair_calls(d_.states()[q].edges, calls);
+      for (const PairCall& c : calls) {
+        const auto slot = static_cast<uint32_t>(std::find(slots.begin(), slots.end(), c.target) - slots.begin());
+        items.push_back({{one('\\'), one('u'), {{'D', 'D'}, {'d', 'd'}}}, slot, (*pairs_)(c.ranges)});
+      }
+    }
     Template t;
     std::unordered_map<std::string, uint32_t> local;
     std::vector<const Item*> all;
     for (const auto& it : items) all.push_back(&it);
-    t.root = transitions(all, 0, t, local);
+    t.root = transitions(all, 0, t, local).bytes;
     return t;
   }
 
@@ -112,12 +147,13 @@ class DirectAutomatonDfa {
       return out;
     };
     for (size_t i = 0; i < t.nodes.size(); ++i) {
-      std::vector<Edge> edges = map_edges(t.nodes[i]);
-      auto [it, fresh] = ids_.try_emplace(key_of(edges), 0);
+      Node node{map_edges(t.nodes[i].bytes), t.nodes[i].calls};
+      for (auto& c : node.calls) c.target = targets[c.target & ~kLeaf];
+      auto [it, fresh] = ids_.try_emplace(key_of(node), 0);
       if (fresh) {
         if (n_ + interior_.size() >= max_states_) too_big();
         it->second = n_ + static_cast<uint32_t>(interior_.size());
-        interior_.push_back(std::move(edges));
+        interior_.push_back(std::move(node));
       }
       ids[i] = it->second;
     }
@@ -153,30 +189,36 @@ class DirectAutomatonDfa {
     }
   }
 
-  // The template edges after `pos` bytes of each item's sequence (the items share the path
-  // to this point).
-  static std::vector<Edge> transitions(const std::vector<const Item*>& items, size_t pos, Template& t,
-                                       std::unordered_map<std::string, uint32_t>& local) {
+  // The template node after `pos` bytes of each item's sequence (the items share the path
+  // to this point): the calls of the items that end here, the byte edges of the others.
+  static Node transitions(const std::vector<const Item*>& items, size_t pos, Template& t,
+                          std::unordered_map<std::string, uint32_t>& local) {
+    Node out;
     std::vector<uint16_t> points;
     for (const Item* it : items) {
+      if (it->seq.size() == pos) {
+        out.calls.push_back({it->call, kLeaf | it->slot});
+        continue;
+      }
       for (const auto& r : it->seq[pos]) {
         points.push_back(r.lo);
         points.push_back(static_cast<uint16_t>(r.hi + 1));
       }
     }
+    std::sort(out.calls.begin(), out.calls.end(), [](const Call& a, const Call& b) { return a.rule < b.rule; });
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
-    std::vector<Edge> out;
     std::vector<const Item*> sub;
     for (size_t i = 0; i + 1 < points.size(); ++i) {
       const uint16_t a = points[i], b = static_cast<uint16_t>(points[i + 1] - 1);
       sub.clear();
       uint32_t target = UINT32_MAX;
       for (const Item* it : items) {
+        if (it->seq.size() == pos) continue;
         const bool covers = std::any_of(it->seq[pos].begin(), it->seq[pos].end(),
                                         [&](const ByteRange& r) { return r.lo <= a && b <= r.hi; });
         if (!covers) continue;
-        if (it->seq.size() == pos + 1) {
+        if (it->seq.size() == pos + 1 && it->call == kNoCall) {
           target = kLeaf | it->slot;  // a DFA: every sequence ending here reads the same code point
         } else {
           sub.push_back(it);
@@ -184,18 +226,18 @@ class DirectAutomatonDfa {
       }
       if (target == UINT32_MAX) {
         if (sub.empty()) continue;
-        std::vector<Edge> edges = transitions(sub, pos + 1, t, local);
-        auto [it, fresh] = local.try_emplace(key_of(edges), 0);
+        Node node = transitions(sub, pos + 1, t, local);
+        auto [it, fresh] = local.try_emplace(key_of(node), 0);
         if (fresh) {
           it->second = static_cast<uint32_t>(t.nodes.size());
-          t.nodes.push_back(std::move(edges));
+          t.nodes.push_back(std::move(node));
         }
         target = it->second;
       }
-      if (!out.empty() && out.back().target == target && out.back().hi + 1 == a) {
-        out.back().hi = static_cast<uint8_t>(b);
+      if (!out.bytes.empty() && out.bytes.back().target == target && out.bytes.back().hi + 1 == a) {
+        out.bytes.back().hi = static_cast<uint8_t>(b);
       } else {
-        out.push_back({static_cast<uint8_t>(a), static_cast<uint8_t>(b), target});
+        out.bytes.push_back({static_cast<uint8_t>(a), static_cast<uint8_t>(b), target});
       }
     }
     return out;
@@ -205,15 +247,17 @@ class DirectAutomatonDfa {
   const bool json_;
   const Rule& rule_;
   const uint32_t max_states_;
+  const PairRuleFn* const pairs_;
   const uint32_t n_;
-  std::vector<std::vector<Edge>> interior_;
+  std::vector<Node> interior_;
   std::unordered_map<std::string, uint32_t> ids_;
 };
 
 }  // namespace
 
-RuleDfa direct_automaton_dfa(const CharDfa& automaton, bool json_string, const Rule& rule, uint32_t max_states) {
-  return DirectAutomatonDfa(automaton, json_string, rule, max_states).build();
+RuleDfa direct_automaton_dfa(const CharDfa& automaton, bool json_string, const Rule& rule, uint32_t max_states,
+                             const PairRuleFn* pairs) {
+  return DirectAutomatonDfa(automaton, json_string, rule, max_states, pairs).build();
 }
 
 }  // namespace lockstep

@@ -15,6 +15,7 @@
 
 #include "automata/compiled_grammar.h"
 #include "automata/inline.h"
+#include "automata/json_escapes.h"
 #include "automata/rule_automaton.h"
 #include "grammar/char_dfa.h"
 #include "grammar/partition_refinement.h"
@@ -110,12 +111,20 @@ class GrammarCompiler {
  public:
   static std::shared_ptr<const CompiledGrammar> run(Grammar&& grammar, const CompileLimits& limits) {
     validate(grammar);
-    const size_t num_rules = grammar.rules.size();
     const InlinePlan plan = limits.inline_rules ? plan_inlining(grammar) : InlinePlan();
-    std::vector<RuleDfa> dfas(num_rules);
-    std::vector<char> compiled(num_rules, 0);
-    std::vector<std::vector<uint32_t>> keys(num_rules);
-    std::vector<uint32_t> callee_index(num_rules, UINT32_MAX);  // scratch for shape_key
+    // The pair rules JSON strings call (json_escapes.h), made as automata need them and added
+    // to the grammar once every automaton is built (the plan points into the grammar).
+    SurrogatePairRules pair_rules(grammar);
+    const uint32_t num_given = static_cast<uint32_t>(grammar.rules.size());
+    std::vector<RuleDfa> dfas(num_given);
+    std::vector<char> compiled(num_given, 0);
+    std::vector<std::vector<uint32_t>> keys(num_given);
+    std::vector<uint32_t> callee_index(num_given, UINT32_MAX);  // scratch for shape_key
+    const PairRuleFn pairs = [&](const std::vector<CodepointRange>& ranges) {
+      const uint32_t r = pair_rules.rule(ranges);
+      if (r >= callee_index.size()) callee_index.resize(r + 1, UINT32_MAX);
+      return r;
+    };
     uint64_t total = 0;
     // Only rules reachable from the root (after inlining) get automata.
     std::vector<uint32_t> todo{grammar.root};
@@ -124,28 +133,35 @@ class GrammarCompiler {
       todo.pop_back();
       if (compiled[r]) continue;
       compiled[r] = 1;
+      const Rule& rule = r < num_given ? grammar.rules[r] : pair_rules.at(r);
       RuleDfa dfa;
-      keys[r] = automaton_key(plan.resolve(grammar.rules[r].body), limits);
+      keys[r] = automaton_key(plan.resolve(rule.body), limits);
       try {
-        dfa = build_dfa(grammar.rules[r], limits, keys[r], &plan, callee_index);
+        dfa = build_dfa(rule, limits, keys[r], &plan, callee_index, pairs);
       } catch (const GrammarError&) {
         if (!limits.inline_rules) throw;
-        keys[r] = automaton_key(grammar.rules[r].body, limits);
+        keys[r] = automaton_key(rule.body, limits);
         // Inlining made it too big: keep the calls.
-        dfa = build_dfa(grammar.rules[r], limits, keys[r], nullptr, callee_index);
+        dfa = build_dfa(rule, limits, keys[r], nullptr, callee_index, pairs);
       }
       total += dfa.size();
       if (total > limits.max_total_states) {
-        throw GrammarError(grammar.rules[r].where,
-                           fmt::format("the grammar needs more than {} automaton states (limit "
-                                       "reached at rule '{}')",
-                                       limits.max_total_states, grammar.rules[r].name));
+        throw GrammarError(rule.where, fmt::format("the grammar needs more than {} automaton states (limit "
+                                                   "reached at rule '{}')",
+                                                   limits.max_total_states, rule.name));
+      }
+      if (pair_rules.end() > dfas.size()) {
+        dfas.resize(pair_rules.end());
+        compiled.resize(pair_rules.end(), 0);
+        keys.resize(pair_rules.end());
       }
       for (const auto& e : dfa.rules) {
         if (!compiled[e.rule]) todo.push_back(e.rule);
       }
       dfas[r] = std::move(dfa);
     }
+    pair_rules.append_to(grammar);
+    const size_t num_rules = grammar.rules.size();
     for (size_t r = 0; r < num_rules; ++r) {
       if (!compiled[r]) {  // unreachable: a lone non-final state
         dfas[r].add_state(false);
@@ -218,6 +234,24 @@ class GrammarCompiler {
     return key;
   }
 
+  // The pair rules a JSON-string automaton calls (json_escapes.h), appended to `callees` in
+  // order of first appearance as shape_key numbers callees (`index` as there).
+  static void add_pair_callees(const CharDfa& automaton, const PairRuleFn& pairs, std::vector<uint32_t>& callees,
+                               std::vector<uint32_t>& index) {
+    std::vector<PairCall> calls;
+    for (const auto& st : automaton.states()) {
+      if (st.edges.empty() || st.edges.back().hi < 0x10000) continue;
+      pair_calls(st.edges, calls);
+      for (const PairCall& c : calls) {
+        const uint32_t rule = pairs(c.ranges);
+        if (index[rule] == UINT32_MAX) {
+          index[rule] = static_cast<uint32_t>(callees.size());
+          callees.push_back(rule);
+        }
+      }
+    }
+  }
+
   // A code-point automaton's states (finality, edge count, edges) appended to a key.
   static void append_states(std::vector<uint32_t>& key, const CharDfa& automaton) {
     for (const auto& st : automaton.states()) {
@@ -232,8 +266,10 @@ class GrammarCompiler {
   // each kept reference as the index of its callee in order of first appearance. The
   // callees are appended to `callees`; `index` (one slot per rule, UINT32_MAX when unused)
   // numbers them and is left as it was found.
+  // A JSON-string automaton's pair rules count as callees (add_pair_callees).
   static std::vector<uint32_t> shape_key(const Expr& body, const InlinePlan* plan, const CompileLimits& limits,
-                                         std::vector<uint32_t>& callees, std::vector<uint32_t>& index) {
+                                         const PairRuleFn& pairs, std::vector<uint32_t>& callees,
+                                         std::vector<uint32_t>& index) {
     std::vector<uint32_t> key{kShapeTag, limits.max_states_per_rule, limits.max_states_to_minimize};
     std::function<void(const Expr&)> add = [&](const Expr& e) {
       key.push_back(static_cast<uint32_t>(e.kind));
@@ -263,6 +299,7 @@ class GrammarCompiler {
           key.push_back(e.json_string ? 1 : 0);
           key.push_back(static_cast<uint32_t>(e.automaton->size()));
           append_states(key, *e.automaton);
+          if (e.json_string) add_pair_callees(*e.automaton, pairs, callees, index);
           return;
         case Expr::Kind::kRepeat:
           key.insert(key.end(), {e.min, e.max});
@@ -289,11 +326,19 @@ class GrammarCompiler {
   // renamed to this grammar's rules (the automaton is the same: states and edges do not
   // depend on which rules are called, only on where).
   // With `plan`, the references it substitutes are built as the bodies they stand for.
+  // A whole-rule JSON-string automaton's callees are its pair rules (add_pair_callees), renamed
+  // alike.
   static RuleDfa build_dfa(const Rule& rule, const CompileLimits& limits, const std::vector<uint32_t>& key,
-                           const InlinePlan* plan, std::vector<uint32_t>& callee_index) {
+                           const InlinePlan* plan, std::vector<uint32_t>& callee_index, const PairRuleFn& pairs) {
     std::vector<uint32_t> callees;
     std::vector<uint32_t> shape;
-    if (key.empty()) shape = shape_key(rule.body, plan, limits, callees, callee_index);
+    const Expr& body = plan ? plan->resolve(rule.body) : rule.body;
+    if (key.empty()) {
+      shape = shape_key(rule.body, plan, limits, pairs, callees, callee_index);
+    } else if (body.json_string) {
+      add_pair_callees(*body.automaton, pairs, callees, callee_index);
+      for (uint32_t c : callees) callee_index[c] = UINT32_MAX;
+    }
     const std::vector<uint32_t>& cache_key = key.empty() ? shape : key;
     if (auto hit = RuleDfaCache::instance().find(cache_key)) {
       if (callees.empty()) return std::move(*hit);
@@ -305,19 +350,18 @@ class GrammarCompiler {
       }
       return std::move(dfa);
     }
-    RuleDfa dfa = determinize_rule(rule, limits.max_states_per_rule, plan);
+    RuleDfa dfa = determinize_rule(rule, limits.max_states_per_rule, plan, &pairs);
     // A whole-rule automaton is built minimal already (DirectAutomatonDfa, from a minimal
     // code-point DFA: every CharDfa operation returns one).
-    const Expr& body = plan ? plan->resolve(rule.body) : rule.body;
     if (body.kind != Expr::Kind::kAutomaton && dfa.size() <= limits.max_states_to_minimize) dfa = minimize(dfa);
-    if (!key.empty()) {
-      RuleDfaCache::instance().insert(key, dfa);
+    if (callees.empty()) {
+      RuleDfaCache::instance().insert(key.empty() ? std::move(shape) : key, dfa);
     } else {
       RuleDfa stored = dfa;
       for (uint32_t i = 0; i < callees.size(); ++i) callee_index[callees[i]] = i;
       for (auto& e : stored.rules) e.rule = callee_index[e.rule];
       for (uint32_t c : callees) callee_index[c] = UINT32_MAX;
-      RuleDfaCache::instance().insert(std::move(shape), stored);
+      RuleDfaCache::instance().insert(key.empty() ? std::move(shape) : key, stored);
     }
     return dfa;
   }

@@ -2,7 +2,9 @@
 #include "automata/json_escapes.h"
 
 #include <algorithm>
-#include <functional>
+#include <string>
+
+#include <fmt/format.h>
 
 namespace lockstep {
 
@@ -45,6 +47,80 @@ std::vector<ByteRange> hex_digit_bytes(uint32_t d0, uint32_t d1) {
     out.push_back({static_cast<uint8_t>('a' + a), static_cast<uint8_t>('a' + b)});
   }
   return out;
+}
+
+void pair_calls(const std::vector<CharDfa::Edge>& edges, std::vector<PairCall>& out) {
+  out.clear();
+  for (const auto& e : edges) {
+    if (e.hi < 0x10000) continue;
+    const CodepointRange r{std::max<uint32_t>(e.lo, 0x10000), std::min(e.hi, kMaxCodepoint)};
+    auto it = std::find_if(out.begin(), out.end(), [&](const PairCall& c) { return c.target == e.target; });
+    if (it == out.end()) {
+      out.push_back({e.target, {r}});
+    } else if (it->ranges.back().hi + 1 == r.lo) {
+      it->ranges.back().hi = r.hi;
+    } else {
+      it->ranges.push_back(r);
+    }
+  }
+}
+
+Expr surrogate_pair_tail(const std::vector<CodepointRange>& ranges) {
+  // Code point c is the pair (H, L), H = D800 + (c - 10000) / 400, L = DC00 + (c - 10000) % 400:
+  // a range is at most three rectangles of (high, low) ranges.
+  std::vector<std::pair<CodepointRange, CodepointRange>> rects;
+  for (const auto& r : ranges) {
+    const uint32_t h_lo = 0xD800 + ((r.lo - 0x10000) >> 10), l_lo = 0xDC00 + ((r.lo - 0x10000) & 0x3FF);
+    const uint32_t h_hi = 0xD800 + ((r.hi - 0x10000) >> 10), l_hi = 0xDC00 + ((r.hi - 0x10000) & 0x3FF);
+    if (h_lo == h_hi) {
+      rects.push_back({{h_lo, h_lo}, {l_lo, l_hi}});
+      continue;
+    }
+    rects.push_back({{h_lo, h_lo}, {l_lo, 0xDFFF}});
+    if (h_lo + 1 < h_hi) rects.push_back({{h_lo + 1, h_hi - 1}, {0xDC00, 0xDFFF}});
+    rects.push_back({{h_hi, h_hi}, {0xDC00, l_hi}});
+  }
+  const auto digits = [](const std::pair<uint32_t, uint32_t>& d) {
+    std::vector<CodepointRange> cps;
+    for (const ByteRange& b : hex_digit_bytes(d.first, d.second)) cps.push_back({b.lo, b.hi});
+    return Expr::char_class(std::move(cps));
+  };
+  std::vector<Expr> choices;
+  for (const auto& [high, low] : rects) {
+    std::vector<Expr> lows;
+    for (const HexDigits& l : hex_sequences(low.lo, low.hi)) {
+      lows.push_back(Expr::sequence({digits(l[0]), digits(l[1]), digits(l[2]), digits(l[3])}));
+    }
+    Expr low_escape = Expr::sequence({Expr::literal("\\u"), Expr::choice(std::move(lows))});
+    for (const HexDigits& h : hex_sequences(high.lo, high.hi)) {  // h[0] is D: read by the caller
+      choices.push_back(Expr::sequence({digits(h[1]), digits(h[2]), digits(h[3]), low_escape}));
+    }
+  }
+  return Expr::choice(std::move(choices));
+}
+
+uint32_t SurrogatePairRules::rule(const std::vector<CodepointRange>& ranges) {
+  if (last_rule_ != UINT32_MAX && ranges == last_) return last_rule_;
+  std::vector<uint32_t> key;
+  for (const auto& r : ranges) key.insert(key.end(), {r.lo, r.hi});
+  auto [it, fresh] = index_.try_emplace(std::move(key), end());
+  if (fresh) {
+    const bool all = ranges.size() == 1 && ranges[0].lo == 0x10000 && ranges[0].hi == kMaxCodepoint;
+    std::string name = all ? "json-surrogate-pair" : fmt::format("json-surrogate-pair-{}", rules_.size());
+    while (grammar_.find_rule(name) >= 0) name += "-";
+    rules_.push_back(Rule{std::move(name), surrogate_pair_tail(ranges), {}, true});
+  }
+  last_ = ranges;
+  last_rule_ = it->second;
+  return it->second;
+}
+
+void SurrogatePairRules::append_to(Grammar& grammar) {
+  for (auto& r : rules_) {
+    grammar.names[r.name] = static_cast<uint32_t>(grammar.rules.size());
+    grammar.rules.push_back(std::move(r));
+  }
+  rules_.clear();
 }
 
 }  // namespace lockstep

@@ -93,7 +93,8 @@ class Nfa {
     uint32_t from, to;
   };
 
-  Nfa(const Rule& rule, uint32_t limit, const InlinePlan* plan) : rule_(rule), limit_(limit), plan_(plan) {
+  Nfa(const Rule& rule, uint32_t limit, const InlinePlan* plan, const PairRuleFn* pairs)
+      : rule_(rule), limit_(limit), plan_(plan), pairs_(pairs) {
     start = add_state();
     accept = add_state();
     build(rule.body, start, accept);
@@ -154,6 +155,20 @@ class Nfa {
     }
   }
 
+  // Escaped surrogate pairs (json_escapes.h): "\u" and D or d, then a call of the pair
+  // rule of each target's code points above U+FFFF.
+  void pair_edges(uint32_t from, const std::vector<CharDfa::Edge>& edges, const std::vector<uint32_t>& ids) {
+    pair_calls(edges, calls_);
+    for (const PairCall& c : calls_) {
+      const uint32_t backslash = add_state(), u = add_state(), d = add_state();
+      bytes.push_back({from, '\\', '\\', backslash});
+      bytes.push_back({backslash, 'u', 'u', u});
+      bytes.push_back({u, 'D', 'D', d});
+      bytes.push_back({u, 'd', 'd', d});
+      rules.push_back({d, (*pairs_)(c.ranges), ids[c.target]});
+    }
+  }
+
   void byte_chain(uint32_t from, uint32_t to, const std::vector<ByteRange>& seq) {
     uint32_t cur = from;
     for (size_t i = 0; i < seq.size(); ++i) {
@@ -199,6 +214,7 @@ class Nfa {
         for (size_t i = 0; i < st.size(); ++i) {
           if (st[i].final) eps.push_back({ids[i], to});
           for (const auto& ed : st[i].edges) codepoint_edges(ids[i], ids[ed.target], ed.lo, ed.hi, e.json_string);
+          if (e.json_string && pairs_) pair_edges(ids[i], st[i].edges, ids);
         }
         return;
       }
@@ -263,17 +279,19 @@ class Nfa {
   const Rule& rule_;
   uint32_t limit_;
   const InlinePlan* plan_;
+  const PairRuleFn* pairs_;
+  std::vector<PairCall> calls_;
   std::unordered_map<const Expr*, std::vector<std::vector<ByteRange>>> class_cache_;
 };
 
 }  // namespace
 
-RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan* plan) {
+RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan* plan, const PairRuleFn* pairs) {
   const Expr& body = plan ? plan->resolve(rule.body) : rule.body;
   if (body.kind == Expr::Kind::kAutomaton && body.automaton) {
-    return direct_automaton_dfa(*body.automaton, body.json_string, rule, max_states);
+    return direct_automaton_dfa(*body.automaton, body.json_string, rule, max_states, pairs);
   }
-  const Nfa nfa(rule, max_states, plan);
+  const Nfa nfa(rule, max_states, plan, pairs);
   RuleDfa dfa;
   SeqTable sets;
   std::vector<uint32_t> mark(nfa.num_states, 0);

@@ -4,11 +4,11 @@
 // numbers, strings, arrays, objects), where allOf is intersection, not is complement,
 // if/then/else is (if ∧ then) ∨ (¬if ∧ else) and oneOf is each branch ∧ ¬(the others).
 // String and number constraints are automata (char_dfa.h), so patterns, lengths, formats,
-// bounds and multiples combine exactly; array items and property values stay lazy
+// bounds and multiples combine exactly (a code point above U+FFFF, raw or as an escaped
+// surrogate pair, is one code point); array items and property values stay lazy
 // sub-schemas that become grammar rules (recursion included). The grammar then accepts
 // exactly the JSON texts of valid instances, up to these documented restrictions:
 //   - numbers with bounds, multipleOf or const are written without exponent;
-//   - non-BMP characters inside strings are written raw (no surrogate-pair escapes);
 //   - keys are not checked for duplicates (JSON texts from a parser's object have none);
 //     on an object with more than 8 required-member conditions, required names are
 //     counted rather than tracked one by one, so there a repeated required key could stand
