@@ -72,17 +72,24 @@ std::vector<char> rules_reaching_final(const std::vector<RuleDfa>& dfas, bool by
 // holds more than kMaxBytes of automata it starts over.
 class RuleDfaCache {
  public:
+  struct Entry {
+    RuleDfa dfa;
+    // A whole-rule JSON-string automaton: the code points of the pair rule behind each
+    // callee index (json_escapes.h), so a hit names its callees without a scan.
+    std::vector<std::vector<CodepointRange>> pair_calls;
+  };
   static RuleDfaCache& instance() {
     static RuleDfaCache cache;
     return cache;
   }
-  std::optional<RuleDfa> find(const std::vector<uint32_t>& key) {
+  std::optional<Entry> find(const std::vector<uint32_t>& key) {
     std::lock_guard lock(mutex_);
     auto it = map_.find(key);
     if (it == map_.end()) return std::nullopt;
     return it->second;
   }
-  void insert(std::vector<uint32_t> key, const RuleDfa& dfa) {
+  void insert(std::vector<uint32_t> key, Entry entry) {
+    const RuleDfa& dfa = entry.dfa;
     const size_t size = key.size() * 4 + dfa.final.size() * 9 + dfa.bytes.size() * sizeof(dfa.bytes[0]) +
                         dfa.rules.size() * sizeof(dfa.rules[0]);
     std::lock_guard lock(mutex_);
@@ -90,7 +97,7 @@ class RuleDfaCache {
       map_.clear();
       bytes_ = 0;
     }
-    if (map_.emplace(std::move(key), dfa).second) bytes_ += size;
+    if (map_.emplace(std::move(key), std::move(entry)).second) bytes_ += size;
   }
 
  private:
@@ -103,7 +110,7 @@ class RuleDfaCache {
     }
   };
   std::mutex mutex_;
-  std::unordered_map<std::vector<uint32_t>, RuleDfa, Hash> map_;
+  std::unordered_map<std::vector<uint32_t>, Entry, Hash> map_;
   size_t bytes_ = 0;
 };
 
@@ -112,8 +119,9 @@ class GrammarCompiler {
   static std::shared_ptr<const CompiledGrammar> run(Grammar&& grammar, const CompileLimits& limits) {
     validate(grammar);
     const InlinePlan plan = limits.inline_rules ? plan_inlining(grammar) : InlinePlan();
-    // The pair rules JSON strings call (json_escapes.h), made as automata need them and added
-    // to the grammar once every automaton is built (the plan points into the grammar).
+    // The pair rules JSON strings call (json_escapes.h), made as automata need them: rules of
+    // the compiled grammar numbered after the given ones, not added to the source grammar
+    // (grammar() prints what was given; a string automaton is printed as one node anyway).
     SurrogatePairRules pair_rules(grammar);
     const uint32_t num_given = static_cast<uint32_t>(grammar.rules.size());
     std::vector<RuleDfa> dfas(num_given);
@@ -137,12 +145,12 @@ class GrammarCompiler {
       RuleDfa dfa;
       keys[r] = automaton_key(plan.resolve(rule.body), limits);
       try {
-        dfa = build_dfa(rule, limits, keys[r], &plan, callee_index, pairs);
+        dfa = build_dfa(rule, limits, keys[r], &plan, callee_index, pairs, pair_rules);
       } catch (const GrammarError&) {
         if (!limits.inline_rules) throw;
         keys[r] = automaton_key(rule.body, limits);
         // Inlining made it too big: keep the calls.
-        dfa = build_dfa(rule, limits, keys[r], nullptr, callee_index, pairs);
+        dfa = build_dfa(rule, limits, keys[r], nullptr, callee_index, pairs, pair_rules);
       }
       total += dfa.size();
       if (total > limits.max_total_states) {
@@ -160,8 +168,7 @@ class GrammarCompiler {
       }
       dfas[r] = std::move(dfa);
     }
-    pair_rules.append_to(grammar);
-    const size_t num_rules = grammar.rules.size();
+    const size_t num_rules = pair_rules.end();
     for (size_t r = 0; r < num_rules; ++r) {
       if (!compiled[r]) {  // unreachable: a lone non-final state
         dfas[r].add_state(false);
@@ -198,7 +205,8 @@ class GrammarCompiler {
     for (size_t r = 0; r < num_rules; ++r) {
       out->rule_start_.push_back(bases[r]);
       out->rule_nullable_.push_back(nullable[r]);
-      out->rule_names_.push_back(grammar.rules[r].name);
+      const auto rule = static_cast<uint32_t>(r);
+      out->rule_names_.push_back(rule < num_given ? grammar.rules[rule].name : pair_rules.at(rule).name);
       const RuleDfa& d = dfas[r];
       for (uint32_t st = 0; st < d.size(); ++st) {
         out->state_rule_.push_back(static_cast<uint32_t>(r));
@@ -214,7 +222,7 @@ class GrammarCompiler {
         out->rule_begin_.push_back(static_cast<uint32_t>(out->rule_edges_.size()));
       }
     }
-    compute_follow(*out);
+    compute_follow(*out, num_given);
     compute_components(*out);
     compute_mask_classes(*out);
     out->grammar_ = std::move(grammar);
@@ -326,25 +334,22 @@ class GrammarCompiler {
   // renamed to this grammar's rules (the automaton is the same: states and edges do not
   // depend on which rules are called, only on where).
   // With `plan`, the references it substitutes are built as the bodies they stand for.
-  // A whole-rule JSON-string automaton's callees are its pair rules (add_pair_callees), renamed
-  // alike.
+  // A whole-rule JSON-string automaton's callees are its pair rules, renamed alike: the cache
+  // keeps their code points (Entry::pair_calls).
   static RuleDfa build_dfa(const Rule& rule, const CompileLimits& limits, const std::vector<uint32_t>& key,
-                           const InlinePlan* plan, std::vector<uint32_t>& callee_index, const PairRuleFn& pairs) {
+                           const InlinePlan* plan, std::vector<uint32_t>& callee_index, const PairRuleFn& pairs,
+                           const SurrogatePairRules& pair_rules) {
     std::vector<uint32_t> callees;
     std::vector<uint32_t> shape;
-    const Expr& body = plan ? plan->resolve(rule.body) : rule.body;
-    if (key.empty()) {
-      shape = shape_key(rule.body, plan, limits, pairs, callees, callee_index);
-    } else if (body.json_string) {
-      add_pair_callees(*body.automaton, pairs, callees, callee_index);
-      for (uint32_t c : callees) callee_index[c] = UINT32_MAX;
-    }
+    if (key.empty()) shape = shape_key(rule.body, plan, limits, pairs, callees, callee_index);
     const std::vector<uint32_t>& cache_key = key.empty() ? shape : key;
     if (auto hit = RuleDfaCache::instance().find(cache_key)) {
-      if (callees.empty()) return std::move(*hit);
-      RuleDfa& dfa = *hit;
+      for (const auto& ranges : hit->pair_calls) callees.push_back(pairs(ranges));
+      if (callees.empty()) return std::move(hit->dfa);
+      RuleDfa& dfa = hit->dfa;
       for (auto& e : dfa.rules) e.rule = callees[e.rule];
-      for (uint32_t st = 0; st < dfa.size(); ++st) {  // a state's rule edges stay sorted by rule
+      for (uint32_t st = 0; callees.size() > 1 && st < dfa.size(); ++st) {  // a state's rule edges stay sorted by rule
+        if (dfa.rule_begin[st + 1] - dfa.rule_begin[st] < 2) continue;
         std::sort(dfa.rules.begin() + dfa.rule_begin[st], dfa.rules.begin() + dfa.rule_begin[st + 1],
                   [](const auto& a, const auto& b) { return a.rule < b.rule; });
       }
@@ -353,21 +358,26 @@ class GrammarCompiler {
     RuleDfa dfa = determinize_rule(rule, limits.max_states_per_rule, plan, &pairs);
     // A whole-rule automaton is built minimal already (DirectAutomatonDfa, from a minimal
     // code-point DFA: every CharDfa operation returns one).
+    const Expr& body = plan ? plan->resolve(rule.body) : rule.body;
     if (body.kind != Expr::Kind::kAutomaton && dfa.size() <= limits.max_states_to_minimize) dfa = minimize(dfa);
-    if (callees.empty()) {
-      RuleDfaCache::instance().insert(key.empty() ? std::move(shape) : key, dfa);
-    } else {
-      RuleDfa stored = dfa;
-      for (uint32_t i = 0; i < callees.size(); ++i) callee_index[callees[i]] = i;
-      for (auto& e : stored.rules) e.rule = callee_index[e.rule];
-      for (uint32_t c : callees) callee_index[c] = UINT32_MAX;
-      RuleDfaCache::instance().insert(key.empty() ? std::move(shape) : key, stored);
+    RuleDfaCache::Entry stored{dfa, {}};
+    if (!key.empty()) {  // a whole-rule automaton calls pair rules only: numbered by first appearance
+      for (const auto& e : dfa.rules) {
+        if (std::find(callees.begin(), callees.end(), e.rule) != callees.end()) continue;
+        callees.push_back(e.rule);
+        stored.pair_calls.push_back(pair_rules.ranges(e.rule));
+      }
     }
+    for (uint32_t i = 0; i < callees.size(); ++i) callee_index[callees[i]] = i;
+    for (auto& e : stored.dfa.rules) e.rule = callee_index[e.rule];
+    for (uint32_t c : callees) callee_index[c] = UINT32_MAX;
+    RuleDfaCache::instance().insert(key.empty() ? std::move(shape) : key, std::move(stored));
     return dfa;
   }
 
   // FIRST sets per state and FOLLOW sets per rule (bytes), by fixed-point iteration.
-  static void compute_follow(CompiledGrammar& g) {
+  // Rules from `first_pair` on are surrogate-pair rules (json_escapes.h).
+  static void compute_follow(CompiledGrammar& g, uint32_t first_pair) {
     using Bits = CompiledGrammar::ByteSet;
     const uint32_t ns = g.num_states(), nr = g.num_rules();
     auto set_range = [](Bits& b, unsigned lo, unsigned hi) {
@@ -387,10 +397,16 @@ class GrammarCompiler {
     };
     // Only states with rule edges take part in the fixed points below (a byte edge adds
     // nothing to nullability and its FIRST bytes are known at once): iterating just those
-    // keeps a grammar of many automaton states cheap.
+    // keeps a grammar of many automaton states cheap. Nor do the calls of automaton-only
+    // rules, a JSON string's pair calls at every position: a pair rule is never nullable,
+    // and such a call neither leaves a rule's start nor lands where another call reads FIRST
+    // (it leaves the state after "\uD"). A pair rule's FOLLOW is taken as every byte and the
+    // end: a superset, which only lets more tokens count as uncertain inside a pair (the
+    // matcher checks those against the real context) and spares computing FIRST at each
+    // position's call target.
     std::vector<uint32_t> callers;
     for (uint32_t q = 0; q < ns; ++q) {
-      if (!g.rule_edges(q).empty()) callers.push_back(q);
+      if (!g.rule_edges(q).empty() && g.rule_automaton_key_[g.rule_of(q)].empty()) callers.push_back(q);
     }
     // nullable_state: the state can reach a final state of its rule without reading bytes.
     std::vector<char> nullable_state(ns, 0);
@@ -496,6 +512,10 @@ class GrammarCompiler {
         }
       }
     }
+    for (uint32_t r = first_pair; r < nr; ++r) {
+      g.follow_[r].fill(~uint64_t{0});
+      g.follow_end_[r] = 1;
+    }
     g.state_simple_.resize(ns);
     for (uint32_t q = 0; q < ns; ++q) g.state_simple_[q] = !g.is_final(q) && g.rule_edges(q).empty();
   }
@@ -505,7 +525,10 @@ class GrammarCompiler {
     const uint32_t nr = g.num_rules();
     std::vector<std::vector<uint32_t>> calls(nr);
     for (uint32_t q = 0; q < g.num_states(); ++q) {
-      for (const auto& e : g.rule_edges(q)) calls[g.rule_of(q)].push_back(e.rule);
+      auto& out = calls[g.rule_of(q)];
+      for (const auto& e : g.rule_edges(q)) {  // once per run: a string calls its pair rule at each position
+        if (out.empty() || out.back() != e.rule) out.push_back(e.rule);
+      }
     }
     constexpr uint32_t kUnset = UINT32_MAX;
     std::vector<uint32_t> index(nr, kUnset), low(nr, 0), stack;

@@ -2,6 +2,7 @@
 #include "automata/json_escapes.h"
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include <fmt/format.h>
@@ -50,22 +51,28 @@ std::vector<ByteRange> hex_digit_bytes(uint32_t d0, uint32_t d1) {
 }
 
 void pair_calls(const std::vector<CharDfa::Edge>& edges, std::vector<PairCall>& out) {
-  out.clear();
+  size_t n = 0;
   for (const auto& e : edges) {
     if (e.hi < 0x10000) continue;
     const CodepointRange r{std::max<uint32_t>(e.lo, 0x10000), std::min(e.hi, kMaxCodepoint)};
-    auto it = std::find_if(out.begin(), out.end(), [&](const PairCall& c) { return c.target == e.target; });
-    if (it == out.end()) {
-      out.push_back({e.target, {r}});
+    const auto end = out.begin() + static_cast<ptrdiff_t>(n);
+    const auto it = std::find_if(out.begin(), end, [&](const PairCall& c) { return c.target == e.target; });
+    if (it == end) {
+      if (n == out.size()) out.emplace_back();
+      out[n].target = e.target;
+      out[n++].ranges.assign(1, r);
     } else if (it->ranges.back().hi + 1 == r.lo) {
       it->ranges.back().hi = r.hi;
     } else {
       it->ranges.push_back(r);
     }
   }
+  out.resize(n);
 }
 
-Expr surrogate_pair_tail(const std::vector<CodepointRange>& ranges) {
+namespace {
+
+Expr pair_tail_expr(const std::vector<CodepointRange>& ranges) {
   // Code point c is the pair (H, L), H = D800 + (c - 10000) / 400, L = DC00 + (c - 10000) % 400:
   // a range is at most three rectangles of (high, low) ranges.
   std::vector<std::pair<CodepointRange, CodepointRange>> rects;
@@ -76,9 +83,11 @@ Expr surrogate_pair_tail(const std::vector<CodepointRange>& ranges) {
       rects.push_back({{h_lo, h_lo}, {l_lo, l_hi}});
       continue;
     }
-    rects.push_back({{h_lo, h_lo}, {l_lo, 0xDFFF}});
-    if (h_lo + 1 < h_hi) rects.push_back({{h_lo + 1, h_hi - 1}, {0xDC00, 0xDFFF}});
-    rects.push_back({{h_hi, h_hi}, {0xDC00, l_hi}});
+    // Whole high surrogates in the middle (the ends too when all their low ones are in).
+    const uint32_t mid_lo = l_lo == 0xDC00 ? h_lo : h_lo + 1, mid_hi = l_hi == 0xDFFF ? h_hi : h_hi - 1;
+    if (mid_lo != h_lo) rects.push_back({{h_lo, h_lo}, {l_lo, 0xDFFF}});
+    if (mid_lo <= mid_hi) rects.push_back({{mid_lo, mid_hi}, {0xDC00, 0xDFFF}});
+    if (mid_hi != h_hi) rects.push_back({{h_hi, h_hi}, {0xDC00, l_hi}});
   }
   const auto digits = [](const std::pair<uint32_t, uint32_t>& d) {
     std::vector<CodepointRange> cps;
@@ -99,6 +108,20 @@ Expr surrogate_pair_tail(const std::vector<CodepointRange>& ranges) {
   return Expr::choice(std::move(choices));
 }
 
+}  // namespace
+
+std::shared_ptr<const CharDfa> surrogate_pair_tail(const std::vector<CodepointRange>& ranges) {
+  static std::mutex mutex;
+  static std::map<std::vector<uint32_t>, std::shared_ptr<const CharDfa>> made;  // flattened ranges
+  std::vector<uint32_t> key;
+  for (const auto& r : ranges) key.insert(key.end(), {r.lo, r.hi});
+  std::lock_guard lock(mutex);
+  if (made.size() >= 4096) made.clear();  // bounded: patterns with many supplementary classes
+  auto& dfa = made[std::move(key)];
+  if (!dfa) dfa = std::make_shared<const CharDfa>(CharDfa::from_expr(pair_tail_expr(ranges)));
+  return dfa;
+}
+
 uint32_t SurrogatePairRules::rule(const std::vector<CodepointRange>& ranges) {
   if (last_rule_ != UINT32_MAX && ranges == last_) return last_rule_;
   std::vector<uint32_t> key;
@@ -108,19 +131,12 @@ uint32_t SurrogatePairRules::rule(const std::vector<CodepointRange>& ranges) {
     const bool all = ranges.size() == 1 && ranges[0].lo == 0x10000 && ranges[0].hi == kMaxCodepoint;
     std::string name = all ? "json-surrogate-pair" : fmt::format("json-surrogate-pair-{}", rules_.size());
     while (grammar_.find_rule(name) >= 0) name += "-";
-    rules_.push_back(Rule{std::move(name), surrogate_pair_tail(ranges), {}, true});
+    rules_.push_back(Rule{std::move(name), automaton_expr(surrogate_pair_tail(ranges), false), {}, true});
+    ranges_.push_back(ranges);
   }
   last_ = ranges;
   last_rule_ = it->second;
   return it->second;
-}
-
-void SurrogatePairRules::append_to(Grammar& grammar) {
-  for (auto& r : rules_) {
-    grammar.names[r.name] = static_cast<uint32_t>(grammar.rules.size());
-    grammar.rules.push_back(std::move(r));
-  }
-  rules_.clear();
 }
 
 }  // namespace lockstep

@@ -16,6 +16,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -42,18 +43,19 @@ struct PairCall {
   std::vector<CodepointRange> ranges;  ///< sorted, disjoint, not adjacent
 };
 /// The calls of a state with `edges` (sorted, disjoint), targets in order of first
-/// appearance, into `out`.
+/// appearance, into `out` (whose storage is reused: a chain of states makes one call each).
 void pair_calls(const std::vector<CharDfa::Edge>& edges, std::vector<PairCall>& out);
 
 /// The grammar's pair rule for a call's code points (PairCall::ranges).
 using PairRuleFn = std::function<uint32_t(const std::vector<CodepointRange>&)>;
 
-/// The body of the pair rule of `ranges`: the escaped surrogate pairs of those code points
-/// without their first three bytes ("\uD" or "\ud").
-Expr surrogate_pair_tail(const std::vector<CodepointRange>& ranges);
+/// The language of the pair rule of `ranges`: the escaped surrogate pairs of those code
+/// points without their first three bytes ("\uD" or "\ud"). The rule's body is this
+/// automaton (an automaton-only rule), made once per set of code points in the process.
+std::shared_ptr<const CharDfa> surrogate_pair_tail(const std::vector<CodepointRange>& ranges);
 
 /// Pair rules made on demand for one grammar, numbered from its rule count on (the grammar
-/// itself is not touched until append_to()).
+/// itself is not touched).
 class SurrogatePairRules {
  public:
   explicit SurrogatePairRules(const Grammar& grammar)
@@ -62,16 +64,16 @@ class SurrogatePairRules {
   uint32_t rule(const std::vector<CodepointRange>& ranges);
   /// One past the last index handed out.
   uint32_t end() const { return first_ + static_cast<uint32_t>(rules_.size()); }
-  /// A rule made here (first rule count <= index < end()).
+  /// A rule made here (first rule count <= index < end()), and its code points.
   const Rule& at(uint32_t index) const { return rules_[index - first_]; }
-  /// Appends the rules made to `grammar` (the one given at construction), in index order.
-  void append_to(Grammar& grammar);
+  const std::vector<CodepointRange>& ranges(uint32_t index) const { return ranges_[index - first_]; }
 
  private:
   const Grammar& grammar_;
   const uint32_t first_;
   std::map<std::vector<uint32_t>, uint32_t> index_;  // flattened ranges → rule
   std::deque<Rule> rules_;  // references stay valid while rules are added
+  std::deque<std::vector<CodepointRange>> ranges_;
   std::vector<CodepointRange> last_;  // the ranges of the previous call (a chain repeats them)
   uint32_t last_rule_ = UINT32_MAX;
 };

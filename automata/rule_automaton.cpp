@@ -148,7 +148,9 @@ class Nfa {
         cur = next;
         for (size_t i = 0; i < 4; ++i) {
           next = i == 3 ? to : add_state();
-          for (const ByteRange& r : hex_digit_bytes(digits[i].first, digits[i].second)) bytes.push_back({cur, r.lo, r.hi, next});
+          for (const ByteRange& r : hex_digit_bytes(digits[i].first, digits[i].second)) {
+            bytes.push_back({cur, r.lo, r.hi, next});
+          }
           cur = next;
         }
       }

@@ -106,7 +106,9 @@ std::string random_string(std::mt19937& rng) {
     }
     return s;
   };
-  const auto pair = [&](uint32_t cp) { return hex4(0xD800 + ((cp - 0x10000) >> 10)) + hex4(0xDC00 + ((cp - 0x10000) & 0x3FF)); };
+  const auto pair = [&](uint32_t cp) {
+    return hex4(0xD800 + ((cp - 0x10000) >> 10)) + hex4(0xDC00 + ((cp - 0x10000) & 0x3FF));
+  };
   const uint32_t supplementary[] = {0x10000, 0x1F600, 0x1F601, 0x1F602, 0x1F64F, 0x20000, 0x10FFFF};
   std::string s = "\"";
   const int n = static_cast<int>(rng() % 5);
