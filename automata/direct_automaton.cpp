@@ -94,20 +94,21 @@ class DirectAutomatonDfa {
                                                 rule_.name, max_states_));
   }
 
+  // The count of calls (one byte below 255), the calls, then the byte edges: unambiguous.
   static std::string key_of(const Node& node) {
-    std::string key;
-    key.reserve(node.bytes.size() * 6 + node.calls.size() * 8 + 4);
+    const auto calls = static_cast<uint32_t>(node.calls.size());
+    std::string key(1, static_cast<char>(std::min<uint32_t>(calls, 255)));
+    if (calls >= 255) key.append(reinterpret_cast<const char*>(&calls), sizeof calls);
+    key.reserve(key.size() + node.calls.size() * 8 + node.bytes.size() * 6);
+    for (const auto& c : node.calls) {
+      key.append(reinterpret_cast<const char*>(&c.rule), sizeof c.rule);
+      key.append(reinterpret_cast<const char*>(&c.target), sizeof c.target);
+    }
     for (const auto& e : node.bytes) {
       key += static_cast<char>(e.lo);
       key += static_cast<char>(e.hi);
       key.append(reinterpret_cast<const char*>(&e.target), sizeof e.target);
     }
-    for (const auto& c : node.calls) {
-      key.append(reinterpret_cast<const char*>(&c.rule), sizeof c.rule);
-      key.append(reinterpret_cast<const char*>(&c.target), sizeof c.target);
-    }
-    const auto n = static_cast<uint32_t>(node.calls.size());  // last: read from the end, unambiguous
-    key.append(reinterpret_cast<const char*>(&n), sizeof n);
     return key;
   }
 
