@@ -5,9 +5,6 @@
 // sets are computed; all states are numbered globally.
 #include <algorithm>
 #include <functional>
-#include <mutex>
-#include <optional>
-#include <unordered_map>
 #include <map>
 #include <tuple>
 
@@ -15,7 +12,9 @@
 
 #include "automata/compiled_grammar.h"
 #include "automata/inline.h"
+#include "automata/json_escapes.h"
 #include "automata/rule_automaton.h"
+#include "automata/rule_dfa_cache.h"
 #include "grammar/char_dfa.h"
 #include "grammar/partition_refinement.h"
 
@@ -65,57 +64,25 @@ std::vector<char> rules_reaching_final(const std::vector<RuleDfa>& dfas, bool by
 
 }  // namespace
 
-// Rule automata shared by every compilation in the process, by the rule's identity: the
-// embedded automaton of an automaton-only rule (automaton_key), or the shape of any other
-// rule's body with its callees numbered by first appearance (shape_key). Bounded: when it
-// holds more than kMaxBytes of automata it starts over.
-class RuleDfaCache {
- public:
-  static RuleDfaCache& instance() {
-    static RuleDfaCache cache;
-    return cache;
-  }
-  std::optional<RuleDfa> find(const std::vector<uint32_t>& key) {
-    std::lock_guard lock(mutex_);
-    auto it = map_.find(key);
-    if (it == map_.end()) return std::nullopt;
-    return it->second;
-  }
-  void insert(std::vector<uint32_t> key, const RuleDfa& dfa) {
-    const size_t size = key.size() * 4 + dfa.final.size() * 9 + dfa.bytes.size() * sizeof(dfa.bytes[0]) +
-                        dfa.rules.size() * sizeof(dfa.rules[0]);
-    std::lock_guard lock(mutex_);
-    if (bytes_ + size > kMaxBytes) {
-      map_.clear();
-      bytes_ = 0;
-    }
-    if (map_.emplace(std::move(key), dfa).second) bytes_ += size;
-  }
-
- private:
-  static constexpr size_t kMaxBytes = 64u << 20;
-  struct Hash {
-    size_t operator()(const std::vector<uint32_t>& v) const {
-      uint64_t h = 1469598103934665603ull;
-      for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
-      return static_cast<size_t>(h);
-    }
-  };
-  std::mutex mutex_;
-  std::unordered_map<std::vector<uint32_t>, RuleDfa, Hash> map_;
-  size_t bytes_ = 0;
-};
-
 class GrammarCompiler {
  public:
   static std::shared_ptr<const CompiledGrammar> run(Grammar&& grammar, const CompileLimits& limits) {
     validate(grammar);
-    const size_t num_rules = grammar.rules.size();
     const InlinePlan plan = limits.inline_rules ? plan_inlining(grammar) : InlinePlan();
-    std::vector<RuleDfa> dfas(num_rules);
-    std::vector<char> compiled(num_rules, 0);
-    std::vector<std::vector<uint32_t>> keys(num_rules);
-    std::vector<uint32_t> callee_index(num_rules, UINT32_MAX);  // scratch for shape_key
+    // The pair rules JSON strings call (json_escapes.h), made as automata need them: rules of
+    // the compiled grammar numbered after the given ones, not added to the source grammar
+    // (grammar() prints what was given; a string automaton is printed as one node anyway).
+    SurrogatePairRules pair_rules(grammar);
+    const uint32_t num_given = static_cast<uint32_t>(grammar.rules.size());
+    std::vector<RuleDfa> dfas(num_given);
+    std::vector<char> compiled(num_given, 0);
+    std::vector<std::vector<uint32_t>> keys(num_given);
+    std::vector<uint32_t> callee_index(num_given, UINT32_MAX);  // scratch for shape_key
+    const PairRuleFn pairs = [&](const std::vector<CodepointRange>& ranges) {
+      const uint32_t r = pair_rules.rule(ranges);
+      if (r >= callee_index.size()) callee_index.resize(r + 1, UINT32_MAX);
+      return r;
+    };
     uint64_t total = 0;
     // Only rules reachable from the root (after inlining) get automata.
     std::vector<uint32_t> todo{grammar.root};
@@ -124,28 +91,34 @@ class GrammarCompiler {
       todo.pop_back();
       if (compiled[r]) continue;
       compiled[r] = 1;
+      const Rule& rule = r < num_given ? grammar.rules[r] : pair_rules.at(r);
       RuleDfa dfa;
-      keys[r] = automaton_key(plan.resolve(grammar.rules[r].body), limits);
+      keys[r] = automaton_key(plan.resolve(rule.body), limits);
       try {
-        dfa = build_dfa(grammar.rules[r], limits, keys[r], &plan, callee_index);
+        dfa = build_dfa(rule, limits, keys[r], &plan, callee_index, pairs, pair_rules);
       } catch (const GrammarError&) {
         if (!limits.inline_rules) throw;
-        keys[r] = automaton_key(grammar.rules[r].body, limits);
+        keys[r] = automaton_key(rule.body, limits);
         // Inlining made it too big: keep the calls.
-        dfa = build_dfa(grammar.rules[r], limits, keys[r], nullptr, callee_index);
+        dfa = build_dfa(rule, limits, keys[r], nullptr, callee_index, pairs, pair_rules);
       }
       total += dfa.size();
       if (total > limits.max_total_states) {
-        throw GrammarError(grammar.rules[r].where,
-                           fmt::format("the grammar needs more than {} automaton states (limit "
-                                       "reached at rule '{}')",
-                                       limits.max_total_states, grammar.rules[r].name));
+        throw GrammarError(rule.where, fmt::format("the grammar needs more than {} automaton states (limit "
+                                                   "reached at rule '{}')",
+                                                   limits.max_total_states, rule.name));
+      }
+      if (pair_rules.end() > dfas.size()) {
+        dfas.resize(pair_rules.end());
+        compiled.resize(pair_rules.end(), 0);
+        keys.resize(pair_rules.end());
       }
       for (const auto& e : dfa.rules) {
         if (!compiled[e.rule]) todo.push_back(e.rule);
       }
       dfas[r] = std::move(dfa);
     }
+    const size_t num_rules = pair_rules.end();
     for (size_t r = 0; r < num_rules; ++r) {
       if (!compiled[r]) {  // unreachable: a lone non-final state
         dfas[r].add_state(false);
@@ -182,7 +155,8 @@ class GrammarCompiler {
     for (size_t r = 0; r < num_rules; ++r) {
       out->rule_start_.push_back(bases[r]);
       out->rule_nullable_.push_back(nullable[r]);
-      out->rule_names_.push_back(grammar.rules[r].name);
+      const auto rule = static_cast<uint32_t>(r);
+      out->rule_names_.push_back(rule < num_given ? grammar.rules[rule].name : pair_rules.at(rule).name);
       const RuleDfa& d = dfas[r];
       for (uint32_t st = 0; st < d.size(); ++st) {
         out->state_rule_.push_back(static_cast<uint32_t>(r));
@@ -198,7 +172,7 @@ class GrammarCompiler {
         out->rule_begin_.push_back(static_cast<uint32_t>(out->rule_edges_.size()));
       }
     }
-    compute_follow(*out);
+    compute_follow(*out, num_given);
     compute_components(*out);
     compute_mask_classes(*out);
     out->grammar_ = std::move(grammar);
@@ -218,6 +192,24 @@ class GrammarCompiler {
     return key;
   }
 
+  // The pair rules a JSON-string automaton calls (json_escapes.h), appended to `callees` in
+  // order of first appearance as shape_key numbers callees (`index` as there).
+  static void add_pair_callees(const CharDfa& automaton, const PairRuleFn& pairs, std::vector<uint32_t>& callees,
+                               std::vector<uint32_t>& index) {
+    std::vector<PairCall> calls;
+    for (const auto& st : automaton.states()) {
+      if (st.edges.empty() || st.edges.back().hi < 0x10000) continue;
+      pair_calls(st.edges, calls);
+      for (const PairCall& c : calls) {
+        const uint32_t rule = pairs(c.ranges);
+        if (index[rule] == UINT32_MAX) {
+          index[rule] = static_cast<uint32_t>(callees.size());
+          callees.push_back(rule);
+        }
+      }
+    }
+  }
+
   // A code-point automaton's states (finality, edge count, edges) appended to a key.
   static void append_states(std::vector<uint32_t>& key, const CharDfa& automaton) {
     for (const auto& st : automaton.states()) {
@@ -232,8 +224,10 @@ class GrammarCompiler {
   // each kept reference as the index of its callee in order of first appearance. The
   // callees are appended to `callees`; `index` (one slot per rule, UINT32_MAX when unused)
   // numbers them and is left as it was found.
+  // A JSON-string automaton's pair rules count as callees (add_pair_callees).
   static std::vector<uint32_t> shape_key(const Expr& body, const InlinePlan* plan, const CompileLimits& limits,
-                                         std::vector<uint32_t>& callees, std::vector<uint32_t>& index) {
+                                         const PairRuleFn& pairs, std::vector<uint32_t>& callees,
+                                         std::vector<uint32_t>& index) {
     std::vector<uint32_t> key{kShapeTag, limits.max_states_per_rule, limits.max_states_to_minimize};
     std::function<void(const Expr&)> add = [&](const Expr& e) {
       key.push_back(static_cast<uint32_t>(e.kind));
@@ -263,6 +257,7 @@ class GrammarCompiler {
           key.push_back(e.json_string ? 1 : 0);
           key.push_back(static_cast<uint32_t>(e.automaton->size()));
           append_states(key, *e.automaton);
+          if (e.json_string) add_pair_callees(*e.automaton, pairs, callees, index);
           return;
         case Expr::Kind::kRepeat:
           key.insert(key.end(), {e.min, e.max});
@@ -289,41 +284,50 @@ class GrammarCompiler {
   // renamed to this grammar's rules (the automaton is the same: states and edges do not
   // depend on which rules are called, only on where).
   // With `plan`, the references it substitutes are built as the bodies they stand for.
+  // A whole-rule JSON-string automaton's callees are its pair rules, renamed alike: the cache
+  // keeps their code points (Entry::pair_calls).
   static RuleDfa build_dfa(const Rule& rule, const CompileLimits& limits, const std::vector<uint32_t>& key,
-                           const InlinePlan* plan, std::vector<uint32_t>& callee_index) {
+                           const InlinePlan* plan, std::vector<uint32_t>& callee_index, const PairRuleFn& pairs,
+                           const SurrogatePairRules& pair_rules) {
     std::vector<uint32_t> callees;
     std::vector<uint32_t> shape;
-    if (key.empty()) shape = shape_key(rule.body, plan, limits, callees, callee_index);
+    if (key.empty()) shape = shape_key(rule.body, plan, limits, pairs, callees, callee_index);
     const std::vector<uint32_t>& cache_key = key.empty() ? shape : key;
     if (auto hit = RuleDfaCache::instance().find(cache_key)) {
-      if (callees.empty()) return std::move(*hit);
-      RuleDfa& dfa = *hit;
+      for (const auto& ranges : hit->pair_calls) callees.push_back(pairs(ranges));
+      if (callees.empty()) return std::move(hit->dfa);
+      RuleDfa& dfa = hit->dfa;
       for (auto& e : dfa.rules) e.rule = callees[e.rule];
-      for (uint32_t st = 0; st < dfa.size(); ++st) {  // a state's rule edges stay sorted by rule
+      for (uint32_t st = 0; callees.size() > 1 && st < dfa.size(); ++st) {  // a state's rule edges stay sorted by rule
+        if (dfa.rule_begin[st + 1] - dfa.rule_begin[st] < 2) continue;
         std::sort(dfa.rules.begin() + dfa.rule_begin[st], dfa.rules.begin() + dfa.rule_begin[st + 1],
                   [](const auto& a, const auto& b) { return a.rule < b.rule; });
       }
       return std::move(dfa);
     }
-    RuleDfa dfa = determinize_rule(rule, limits.max_states_per_rule, plan);
+    RuleDfa dfa = determinize_rule(rule, limits.max_states_per_rule, plan, &pairs);
     // A whole-rule automaton is built minimal already (DirectAutomatonDfa, from a minimal
     // code-point DFA: every CharDfa operation returns one).
     const Expr& body = plan ? plan->resolve(rule.body) : rule.body;
     if (body.kind != Expr::Kind::kAutomaton && dfa.size() <= limits.max_states_to_minimize) dfa = minimize(dfa);
-    if (!key.empty()) {
-      RuleDfaCache::instance().insert(key, dfa);
-    } else {
-      RuleDfa stored = dfa;
-      for (uint32_t i = 0; i < callees.size(); ++i) callee_index[callees[i]] = i;
-      for (auto& e : stored.rules) e.rule = callee_index[e.rule];
-      for (uint32_t c : callees) callee_index[c] = UINT32_MAX;
-      RuleDfaCache::instance().insert(std::move(shape), stored);
+    RuleDfaCache::Entry stored{dfa, {}};
+    if (!key.empty()) {  // a whole-rule automaton calls pair rules only: numbered by first appearance
+      for (const auto& e : dfa.rules) {
+        if (std::find(callees.begin(), callees.end(), e.rule) != callees.end()) continue;
+        callees.push_back(e.rule);
+        stored.pair_calls.push_back(pair_rules.ranges(e.rule));
+      }
     }
+    for (uint32_t i = 0; i < callees.size(); ++i) callee_index[callees[i]] = i;
+    for (auto& e : stored.dfa.rules) e.rule = callee_index[e.rule];
+    for (uint32_t c : callees) callee_index[c] = UINT32_MAX;
+    RuleDfaCache::instance().insert(key.empty() ? std::move(shape) : key, std::move(stored));
     return dfa;
   }
 
   // FIRST sets per state and FOLLOW sets per rule (bytes), by fixed-point iteration.
-  static void compute_follow(CompiledGrammar& g) {
+  // Rules from `first_pair` on are surrogate-pair rules (json_escapes.h).
+  static void compute_follow(CompiledGrammar& g, uint32_t first_pair) {
     using Bits = CompiledGrammar::ByteSet;
     const uint32_t ns = g.num_states(), nr = g.num_rules();
     auto set_range = [](Bits& b, unsigned lo, unsigned hi) {
@@ -343,10 +347,16 @@ class GrammarCompiler {
     };
     // Only states with rule edges take part in the fixed points below (a byte edge adds
     // nothing to nullability and its FIRST bytes are known at once): iterating just those
-    // keeps a grammar of many automaton states cheap.
+    // keeps a grammar of many automaton states cheap. Nor do the calls of automaton-only
+    // rules, a JSON string's pair calls at every position: a pair rule is never nullable,
+    // and such a call neither leaves a rule's start nor lands where another call reads FIRST
+    // (it leaves the state after "\uD"). A pair rule's FOLLOW is taken as every byte and the
+    // end: a superset, which only lets more tokens count as uncertain inside a pair (the
+    // matcher checks those against the real context) and spares computing FIRST at each
+    // position's call target.
     std::vector<uint32_t> callers;
     for (uint32_t q = 0; q < ns; ++q) {
-      if (!g.rule_edges(q).empty()) callers.push_back(q);
+      if (!g.rule_edges(q).empty() && g.rule_automaton_key_[g.rule_of(q)].empty()) callers.push_back(q);
     }
     // nullable_state: the state can reach a final state of its rule without reading bytes.
     std::vector<char> nullable_state(ns, 0);
@@ -452,6 +462,10 @@ class GrammarCompiler {
         }
       }
     }
+    for (uint32_t r = first_pair; r < nr; ++r) {
+      g.follow_[r].fill(~uint64_t{0});
+      g.follow_end_[r] = 1;
+    }
     g.state_simple_.resize(ns);
     for (uint32_t q = 0; q < ns; ++q) g.state_simple_[q] = !g.is_final(q) && g.rule_edges(q).empty();
   }
@@ -461,7 +475,10 @@ class GrammarCompiler {
     const uint32_t nr = g.num_rules();
     std::vector<std::vector<uint32_t>> calls(nr);
     for (uint32_t q = 0; q < g.num_states(); ++q) {
-      for (const auto& e : g.rule_edges(q)) calls[g.rule_of(q)].push_back(e.rule);
+      auto& out = calls[g.rule_of(q)];
+      for (const auto& e : g.rule_edges(q)) {  // once per run: a string calls its pair rule at each position
+        if (out.empty() || out.back() != e.rule) out.push_back(e.rule);
+      }
     }
     constexpr uint32_t kUnset = UINT32_MAX;
     std::vector<uint32_t> index(nr, kUnset), low(nr, 0), stack;

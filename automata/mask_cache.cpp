@@ -1,6 +1,8 @@
 // automata/mask_cache.cpp — see mask_cache.h.
 #include "automata/mask_cache.h"
 
+#include "automata/call_walk.h"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -199,6 +201,9 @@ class SharedStateMasks {
 
 namespace {
 
+// Where TokenMaskCache::rule_hash() stands for a rule.
+enum RuleHashState : uint8_t { kHashUnknown, kHashInProgress, kHashDone, kHashNone };
+
 // A 128-bit running hash of a sequence of 64-bit values (two independent mixes).
 class Digest {
  public:
@@ -343,21 +348,20 @@ const std::pair<uint64_t, uint64_t>* TokenMaskCache::rule_hash(uint32_t rule) co
     rule_hash_state_.assign(g.num_rules(), 0);
     rule_hash_.assign(g.num_rules(), {});
   }
-  enum : uint8_t { kUnknown, kInProgress, kDone, kNone };
-  if (rule_hash_state_[rule] == kDone) return &rule_hash_[rule];
-  if (rule_hash_state_[rule] != kUnknown) return nullptr;  // recursive
-  rule_hash_state_[rule] = kInProgress;
+  if (rule_hash_state_[rule] == kHashDone) return &rule_hash_[rule];
+  if (rule_hash_state_[rule] != kHashUnknown) return nullptr;  // recursive
+  rule_hash_state_[rule] = kHashInProgress;
   for (uint32_t s = g.rule_start(rule); s < g.rule_end(rule); ++s) {
     for (const auto& e : g.rule_edges(s)) {
       if (!rule_hash(e.rule)) {
-        rule_hash_state_[rule] = kNone;
+        rule_hash_state_[rule] = kHashNone;
         return nullptr;
       }
     }
   }
   const auto h = hash_within_rule(g.rule_start(rule), 0xE0);
   rule_hash_[rule] = h;
-  rule_hash_state_[rule] = kDone;
+  rule_hash_state_[rule] = kHashDone;
   return &rule_hash_[rule];
 }
 
@@ -739,9 +743,10 @@ class SharedSegments {
 }  // namespace
 
 // The automaton reachable from `q` (an automaton-only rule's state) in a canonical form —
-// states numbered in breadth-first order along sorted byte edges, which for a minimal DFA
-// names it up to isomorphism — hashed to 128 bits, with the rule's FOLLOW set. Empty when
-// more than kMaxSignatureStates states are reachable.
+// states numbered in breadth-first order along sorted byte edges, then rule edges (a JSON
+// string's surrogate pairs), which for a minimal DFA names it up to isomorphism — hashed to
+// 128 bits, with the rule's FOLLOW set. A rule edge names its callee by rule_hash(). Empty
+// when more than kMaxSignatureStates states are reachable.
 const std::string& TokenMaskCache::signature(uint32_t q) const {
   // Up to a bounded string of ~128 code points (a JSON string automaton spends ~14 states on
   // a code point): their positions then share masks across every length bound.
@@ -750,21 +755,38 @@ const std::string& TokenMaskCache::signature(uint32_t q) const {
   auto [it, fresh] = signatures_.try_emplace(q);
   if (!fresh) return it->second;
   const CompiledGrammar& g = *grammar_;
-  CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), q);
-  for (size_t i = 0; i < c.order().size(); ++i) {
-    if (c.order().size() > kMaxSignatureStates) return it->second;  // too big: no signature
-    const uint32_t s = c.order()[i];
-    c.mix(g.is_final(s) ? 0xF1 : 0xF0);
-    for (const auto& e : g.byte_edges(s)) {
-      c.mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
-      c.mix(c.number(e.target));
+  // A callee not hashed yet is hashed outside the walk (rule_hash() uses the same scratch),
+  // and the walk starts over.
+  for (uint32_t unhashed = UINT32_MAX;; unhashed = UINT32_MAX) {
+    CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), q);
+    for (size_t i = 0; i < c.order().size() && unhashed == UINT32_MAX; ++i) {
+      if (c.order().size() > kMaxSignatureStates) return it->second;  // too big: no signature
+      const uint32_t s = c.order()[i];
+      c.mix(g.is_final(s) ? 0xF1 : 0xF0);
+      for (const auto& e : g.byte_edges(s)) {
+        c.mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
+        c.mix(c.number(e.target));
+      }
+      if (!g.rule_edges(s).empty()) c.mix(0xED);
+      for (const auto& e : g.rule_edges(s)) {
+        if (rule_hash_state_.size() != g.num_rules() || rule_hash_state_[e.rule] != kHashDone) {
+          unhashed = e.rule;
+          break;
+        }
+        c.mix(rule_hash_[e.rule].first);
+        c.mix(rule_hash_[e.rule].second);
+        c.mix(c.number(e.target));
+      }
+      c.mix(0xEE);
     }
-    c.mix(0xEE);
+    if (unhashed == UINT32_MAX) {
+      std::string& sig = it->second;
+      c.append_hash(sig);
+      append_context(sig, g.rule_of(q));
+      return sig;
+    }
+    if (!rule_hash(unhashed)) return it->second;  // a recursive callee: no signature
   }
-  std::string& sig = it->second;
-  c.append_hash(sig);
-  append_context(sig, g.rule_of(q));
-  return sig;
 }
 
 void TokenMaskCache::append_context(std::string& key, uint32_t rule) const {
@@ -787,10 +809,19 @@ const TokenMaskCache::ByteClasses& TokenMaskCache::byte_classes(uint32_t rule) c
     const CompiledGrammar& g = *grammar_;
     const uint32_t begin = g.rule_start(rule);
     std::array<bool, 257> cut{};
+    auto c = std::make_unique<ByteClasses>();
+    std::vector<uint32_t> callees;  // a JSON string's surrogate-pair rules (json_escapes.h)
     for (uint32_t q = begin; q < g.rule_end(rule); ++q) {
       for (const auto& e : g.byte_edges(q)) cut[e.lo] = cut[e.hi + 1u] = true;
+      for (const auto& e : g.rule_edges(q)) {
+        if (std::find(callees.begin(), callees.end(), e.rule) != callees.end()) continue;
+        callees.push_back(e.rule);
+        c->calls_walkable = c->calls_walkable && !g.rule_nullable(e.rule);
+        for (uint32_t s = g.rule_start(e.rule); s < g.rule_end(e.rule); ++s) {
+          c->calls_walkable = c->calls_walkable && g.rule_edges(s).empty();
+        }
+      }
     }
-    auto c = std::make_unique<ByteClasses>();
     uint32_t n = 0;
     for (unsigned b = 0; b < 256; ++b) {
       if (b > 0 && cut[b]) ++n;
@@ -814,7 +845,9 @@ std::shared_ptr<const StateMask> TokenMaskCache::walk_automaton(uint32_t state, 
   // table a few dozen entries (a JSON string automaton tells apart ~30 kinds of bytes), so
   // the tables of a whole walk stay in cache. Rows are cut from chunks that never move, so
   // each depth of the walk holds its state's row.
-  constexpr uint32_t kFinalBit = 0x80000000u;
+  // kCall: a byte a callee may read (an escaped surrogate pair's rule): the token's rest is
+  // read by walk_with_calls.
+  constexpr uint32_t kFinalBit = 0x80000000u, kCall = kNone - 1;
   const ByteClasses& classes = byte_classes(rule);
   const uint32_t n_classes = classes.count;
   std::vector<const uint32_t*> table_of(g.rule_end(rule) - base, nullptr);
@@ -832,6 +865,12 @@ std::shared_ptr<const StateMask> TokenMaskCache::walk_automaton(uint32_t state, 
     for (const auto& e : g.byte_edges(q)) {
       const uint32_t entry = e.target | (g.is_final(e.target) ? kFinalBit : 0u);
       for (unsigned c = classes.of[e.lo]; c <= classes.of[e.hi]; ++c) row[c] = entry;
+    }
+    for (const auto& e : g.rule_edges(q)) {
+      const auto& first = g.rule_first(e.rule);
+      for (unsigned b = 0; b < 256; ++b) {
+        if ((first[b >> 6] >> (b & 63)) & 1) row[classes.of[b]] = kCall;
+      }
     }
     return table_of[q - base] = row;
   };
@@ -879,21 +918,26 @@ std::shared_ptr<const StateMask> TokenMaskCache::walk_automaton(uint32_t state, 
       }
       dead = 0;
       depth = std::min<size_t>(depth, i == lo ? 0 : common[i]);
+      size_t end = std::string_view::npos;  // after a call: how far the token was read (states[] stop at depth)
       while (depth < bytes.size()) {
         const uint32_t* t = table_of[states[depth] - base];
         if (!t) [[unlikely]] t = build_table(states[depth]);
         const uint32_t entry = t[classes.of[static_cast<uint8_t>(bytes[depth])]];
-        if (entry == kNone) break;
+        if (entry >= kCall) [[unlikely]] {
+          if (entry == kCall) end = walk_with_calls(g, states[depth], bytes, depth, boundaries.data());
+          break;
+        }
         states[depth + 1] = entry & ~kFinalBit;
         boundaries[depth + 1] = boundaries[depth] + (entry >> 31);
         ++depth;
       }
-      if (depth == bytes.size()) {
+      if (end == std::string_view::npos) end = depth;
+      if (end == bytes.size()) {
         seg.accepted.push_back(id);
       } else {
         seg.others.push_back(id);
-        dead = depth + 1;
-        dead_uncertain = classify_failed(id, bytes, depth);
+        dead = end + 1;
+        dead_uncertain = classify_failed(id, bytes, end);
       }
     }
   };
@@ -1154,7 +1198,11 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute(uint32_t state) {
   const Vocabulary& vocab = *vocabulary_;
   PartialMask part;
   std::string parts_key;
-  if (!grammar_->rule_automaton_key(grammar_->rule_of(state)).empty()) {
+  const uint32_t rule = grammar_->rule_of(state);
+  // An automaton-only rule's state takes the table walk, unless it calls a rule itself (after
+  // "\uD" in a JSON string: it is walked like any grammar state).
+  if (!grammar_->rule_automaton_key(rule).empty() && grammar_->rule_edges(state).empty() &&
+      byte_classes(rule).calls_walkable) {
     if (auto hit = walk_automaton(state, part, parts_key)) return hit;  // no bitmask made
   } else {
     part.accepted.assign(vocab.bitmask_words(), 0);

@@ -201,10 +201,12 @@ class TokenMaskCache {
   mutable std::vector<uint64_t> canonical_index_;  // per state: stamp << 32 | index
   mutable std::vector<uint32_t> canonical_order_;
   mutable uint64_t canonical_stamps_ = 0;
-  // Byte classes of an automaton-only rule: bytes no edge of the rule tells apart.
+  // Byte classes of an automaton-only rule: bytes no edge of the rule tells apart. With
+  // calls_walkable, every rule it calls reads bytes only and is not nullable (call_walk.h).
   struct ByteClasses {
     std::array<uint8_t, 256> of{};
     uint32_t count = 0;
+    bool calls_walkable = true;
   };
   const ByteClasses& byte_classes(uint32_t rule) const;
   mutable std::mutex byte_classes_mutex_;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "automata/compiled_grammar.h"
+#include "automata/json_escapes.h"
 
 namespace lockstep {
 
@@ -40,10 +41,20 @@ struct RuleDfa {
   }
 };
 
-/// Thompson NFA + subset construction for `rule`. With `plan`, the references it substitutes
-/// are built as the bodies they stand for (inline.h). Throws GrammarError naming the rule
-/// when it needs more than `max_states` states.
-RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan* plan = nullptr);
+/// The byte DFA of `automaton` embedded as a whole rule (Expr::Kind::kAutomaton), built
+/// directly instead of through determinize_rule's NFA (direct_automaton.cpp): the same
+/// language, minimal. Throws GrammarError naming `rule` past `max_states` states. With
+/// `pairs`, a JSON string's code points above U+FFFF may also be escaped surrogate pairs,
+/// read by calls of the rules `pairs` names (json_escapes.h); without, only as UTF-8.
+RuleDfa direct_automaton_dfa(const CharDfa& automaton, bool json_string, const Rule& rule, uint32_t max_states,
+                             const PairRuleFn* pairs = nullptr);
+
+/// Thompson NFA + subset construction for `rule` (a whole-rule automaton is built by
+/// direct_automaton_dfa). With `plan`, the references it substitutes are built as the
+/// bodies they stand for (inline.h); `pairs` as for direct_automaton_dfa. Throws
+/// GrammarError naming the rule when it needs more than `max_states` states.
+RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan* plan = nullptr,
+                         const PairRuleFn* pairs = nullptr);
 
 /// The minimal equivalent DFA (partition refinement, grammar/partition_refinement.h); the
 /// start stays state 0.

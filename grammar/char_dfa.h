@@ -93,8 +93,9 @@ class CharDfa {
 /// Embeds a CharDfa into a grammar. With `json_string`, the expression matches the body of
 /// a JSON string literal (RFC 8259 §7, without the quotes) whose decoded value is in the
 /// language: each code point written raw when JSON allows it, or escaped (\" \\ \/ \b \f
-/// \n \r \t, \uXXXX for code points of the Basic Multilingual Plane). Otherwise it matches
-/// the UTF-8 text of the language itself.
+/// \n \r \t, \uXXXX for code points of the Basic Multilingual Plane, the escaped surrogate
+/// pair \uD83D\uDE00 above it: automata/json_escapes.h). Otherwise it matches the UTF-8
+/// text of the language itself.
 Expr automaton_expr(std::shared_ptr<const CharDfa> dfa, bool json_string);
 
 }  // namespace lockstep

@@ -4,7 +4,8 @@
 // numbers, strings, arrays, objects), where allOf is intersection, not is complement,
 // if/then/else is (if ∧ then) ∨ (¬if ∧ else) and oneOf is each branch ∧ ¬(the others).
 // String and number constraints are automata (char_dfa.h), so patterns, lengths, formats,
-// bounds and multiples combine exactly; array items and property values stay lazy
+// bounds and multiples combine exactly (a code point above U+FFFF, raw or as an escaped
+// surrogate pair, is one code point); array items and property values stay lazy
 // sub-schemas that become grammar rules (recursion included). The grammar then accepts
 // exactly the JSON texts of valid instances, up to these documented restrictions:
 //   - under bounds, multipleOf, the integer type or a numeric const/enum, a number in
@@ -13,7 +14,6 @@
 //     at most 20 places after the point (any exponent: schemas/number_language.h); beyond
 //     that it may be rejected, and `not` rejects it too; a multipleOf whose automaton would
 //     be too large accepts plain texts only (with a warning);
-//   - non-BMP characters inside strings are written raw (no surrogate-pair escapes);
 //   - keys are not checked for duplicates (JSON texts from a parser's object have none);
 //     on an object with more than 8 required-member conditions, required names are
 //     counted rather than tracked one by one, so there a repeated required key could stand

@@ -1,6 +1,7 @@
 // Whole-rule automata (JSON Schema strings, patterns) are built directly as byte DFAs; the
 // result must be the language the Thompson-NFA path gives (checked by walking both DFAs in
-// product), and minimal.
+// product, rule edges as symbols), and minimal; with escaped surrogate pairs too.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -12,16 +13,24 @@
 namespace lockstep {
 namespace {
 
-// Follows byte b from state s (or UINT32_MAX).
-uint32_t step(const RuleDfa& d, uint32_t s, unsigned b) {
-  for (uint32_t k = d.byte_begin[s]; k < d.byte_begin[s + 1]; ++k) {
-    if (d.bytes[k].lo <= b && b <= d.bytes[k].hi) return d.bytes[k].target;
+// Follows symbol c from state s (or UINT32_MAX): a byte below 256, else rule c - 256.
+uint32_t step(const RuleDfa& d, uint32_t s, unsigned c) {
+  for (uint32_t k = d.byte_begin[s]; k < d.byte_begin[s + 1] && c < 256; ++k) {
+    if (d.bytes[k].lo <= c && c <= d.bytes[k].hi) return d.bytes[k].target;
+  }
+  for (uint32_t k = d.rule_begin[s]; k < d.rule_begin[s + 1]; ++k) {
+    if (d.rules[k].rule + 256 == c) return d.rules[k].target;
   }
   return UINT32_MAX;
 }
 
-// Language equality of two DFAs without rule edges (dead ends count as rejecting).
+// Language equality of two DFAs over bytes and rule symbols (dead ends count as rejecting).
 bool same_language(const RuleDfa& a, const RuleDfa& b, std::string& witness) {
+  std::set<unsigned> symbols;
+  for (unsigned c = 0; c < 256; ++c) symbols.insert(c);
+  for (const auto* d : {&a, &b}) {
+    for (const auto& e : d->rules) symbols.insert(e.rule + 256);
+  }
   std::map<std::pair<uint32_t, uint32_t>, std::string> seen;
   std::vector<std::pair<uint32_t, uint32_t>> todo{{0, 0}};
   seen[{0, 0}] = "";
@@ -34,7 +43,7 @@ bool same_language(const RuleDfa& a, const RuleDfa& b, std::string& witness) {
       witness = path;
       return false;
     }
-    for (unsigned c = 0; c < 256; ++c) {
+    for (const unsigned c : symbols) {
       const uint32_t nx = x == UINT32_MAX ? x : step(a, x, c), ny = y == UINT32_MAX ? y : step(b, y, c);
       if (nx == UINT32_MAX && ny == UINT32_MAX) continue;
       if (seen.emplace(std::make_pair(nx, ny), path + static_cast<char>(c)).second) todo.push_back({nx, ny});
@@ -46,19 +55,31 @@ bool same_language(const RuleDfa& a, const RuleDfa& b, std::string& witness) {
 // A state from which nothing is accepted (the NFA path's dead ends) must be treated as
 // rejection: `same_language` walks into UINT32_MAX only when both miss, so trim first.
 RuleDfa live(RuleDfa d) {
-  trim(d, {});
+  std::vector<char> productive;  // every rule called (a pair rule reads something)
+  for (const auto& e : d.rules) productive.resize(std::max<size_t>(productive.size(), e.rule + 1), 1);
+  trim(d, productive);
   return d;
 }
 
-void expect_equivalent(const CharDfa& dfa, bool json, const std::string& what) {
+// Pair rules numbered in order of first request (both builders must call the same ones).
+struct PairNumbers {
+  std::map<std::vector<uint32_t>, uint32_t> ids;
+  PairRuleFn fn = [this](const std::vector<CodepointRange>& ranges) {
+    std::vector<uint32_t> key;
+    for (const auto& r : ranges) key.insert(key.end(), {r.lo, r.hi});
+    return ids.try_emplace(key, static_cast<uint32_t>(ids.size())).first->second;
+  };
+};
+
+void expect_equivalent(const CharDfa& dfa, bool json, const std::string& what, const PairRuleFn* pairs = nullptr) {
   auto shared = std::make_shared<const CharDfa>(dfa.minimized());
   Rule direct{"direct", automaton_expr(shared, json), {}, true};
   Expr wrapped;  // a sequence (built by hand: Expr::sequence unwraps one child) takes the NFA path
   wrapped.kind = Expr::Kind::kSequence;
   wrapped.children = {automaton_expr(shared, json)};
   Rule thompson{"thompson", wrapped, {}, true};
-  const RuleDfa a = determinize_rule(direct, 1u << 20);
-  const RuleDfa b = minimize(determinize_rule(thompson, 1u << 20));
+  const RuleDfa a = determinize_rule(direct, 1u << 20, nullptr, pairs);
+  const RuleDfa b = minimize(determinize_rule(thompson, 1u << 20, nullptr, pairs));
   std::string witness;
   EXPECT_TRUE(same_language(live(a), live(b), witness))
       << what << (json ? " (JSON string)" : "") << ": the languages differ on bytes of length " << witness.size();
@@ -81,6 +102,25 @@ TEST(DirectAutomaton, SameLanguageAsTheNfaPathAndMinimal) {
   }
   expect_equivalent(names.complement(), true, "complement of names");
   expect_equivalent(CharDfa::length(2, 40), true, "length 2..40");
+}
+
+TEST(DirectAutomaton, SurrogatePairCallsSameAsTheNfaPath) {
+  PairNumbers pairs;
+  const std::vector<std::string> patterns = {
+      ".{0,20}", "[^\"\\\\]*", "(?:[\\u00e9\\u4e2d\\u{1F600}]|ab)*", "x|\\u0080|\\u0800|\\u{10000}", ".*",
+      "[\\u{1F600}-\\u{1F64F}]{1,3}", "\\u{1F600}a|\\u{1F601}b", "[\\u{10000}-\\u{1F5FF}\\u{1F601}-\\u{10FFFF}]+"};
+  for (const auto& p : patterns) expect_equivalent(CharDfa::from_expr(regex_to_expr(p)), true, p, &pairs.fn);
+  expect_equivalent(CharDfa::length(2, 40), true, "length 2..40", &pairs.fn);
+  EXPECT_GE(pairs.ids.size(), 4u);  // the full plane, and the patterns' own sets
+  // A string automaton calls the pair rule from the state after "\uD"/"\ud", and grows by
+  // no state for it.
+  auto any = std::make_shared<const CharDfa>(CharDfa::length(0, 3));
+  const Rule rule{"s", automaton_expr(any, true), {}, true};
+  const RuleDfa with = determinize_rule(rule, 1u << 20, nullptr, &pairs.fn);
+  const RuleDfa without = determinize_rule(rule, 1u << 20);
+  EXPECT_EQ(with.size(), without.size());
+  EXPECT_EQ(with.rules.size(), 3u);  // one call per position that can read a code point
+  EXPECT_TRUE(without.rules.empty());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The fast mask equals the brute-force mask (each token's bytes fed to a fresh parser in
 // the same state), bit for bit, at every step of random legal walks with random rollbacks,
 // on every real vocabulary and every llama.cpp grammar.
+#include <algorithm>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -134,6 +135,106 @@ TEST(MaskPropertySchemas, LongStringBlocksEqualBruteForceOnLlama3) {
   std::printf("[ property ] long strings on llama3: %zu masks equal to brute force\n", masks);
   EXPECT_GT(masks, 60u);
 }
+
+// A walk writing `text`: each token drawn among the allowed ones that spell a prefix of what
+// is left (so the text is cut in many ways), every mask checked against brute force. The
+// number of masks checked; the text must be written whole.
+size_t check_spelled_walk(const std::shared_ptr<const CompiledGrammar>& g, const std::shared_ptr<const Vocabulary>& vocab,
+                          std::mt19937& rng, const std::string& text, const std::shared_ptr<TokenMaskCache>& cache) {
+  GrammarMatcher m(cache);
+  std::vector<uint32_t> mask(vocab->bitmask_words());
+  size_t at = 0, masks = 0;
+  while (at < text.size()) {
+    m.fill_next_token_bitmask(mask);
+    EXPECT_EQ(mask, brute_force_mask(*g, *vocab, text.substr(0, at), false)) << "after " << text.substr(0, at);
+    if (testing::Test::HasFailure()) return masks;
+    ++masks;
+    std::vector<int32_t> spelling;
+    for (size_t id = 0; id < vocab->size(); ++id) {
+      const auto i = static_cast<int32_t>(id);
+      const std::string_view bytes = vocab->token_bytes(i);
+      if (((mask[id / 32] >> (id % 32)) & 1) && !vocab->is_eog(i) && !bytes.empty() &&
+          std::string_view(text).substr(at).starts_with(bytes)) {
+        spelling.push_back(i);
+      }
+    }
+    if (spelling.empty()) {
+      ADD_FAILURE() << "no allowed token goes on with " << text.substr(at);
+      return masks;
+    }
+    const int32_t pick = spelling[rng() % spelling.size()];
+    EXPECT_TRUE(m.accept_token(pick));
+    at += vocab->token_bytes(pick).size();
+  }
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask, brute_force_mask(*g, *vocab, text, m.is_terminated()));
+  return masks + 1;
+}
+
+// Escaped surrogate pairs in JSON strings (read by a shared rule the string automata call,
+// automata/json_escapes.h): tokens that enter the pair, cross it or leave it, and masks
+// inside it, on length-bounded and pattern strings.
+void check_surrogate_pair_masks(const std::shared_ptr<const Vocabulary>& vocab, std::mt19937& rng, int spellings) {
+  struct Case {
+    const char* schema;
+    const char* text;  // valid, with pairs
+  };
+  const Case cases[] = {
+      {R"({"type":"object","properties":{"s":{"type":"string","maxLength":3},"p":{"type":"string","pattern":"^[\\u{1F600}-\\u{1F64F}a-z]{1,4}$"}},"required":["s","p"],"additionalProperties":false})",
+       R"({"s":"\ud83d\ude00a\uD83D\uDE01","p":"\ud83d\ude4fz\uD83D\uDE00"})"},
+      {R"({"type":"array","items":{"type":"string","pattern":"^.$"},"maxItems":3})",
+       R"(["\ud83d\ude00","\uDBFF\uDFFF","\u00e9"])"},
+      {R"({"type":"string","minLength":2,"maxLength":5})", R"("\ud800\udc00\ud83d\ude00x\uD83D\uDE00")"},
+      // Automata alike but for the pair rule they call: masks after "\uD" must not be shared.
+      {R"({"type":"string","pattern":"^[\\u{1F600}-\\u{1F64F}]$"})", R"("\ud83d\ude00")"},
+      {R"({"type":"string","pattern":"^[\\u{10000}-\\u{103FF}]$"})", R"("\ud800\udc00")"},
+  };
+  size_t masks = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.schema);
+    JsonSchemaOptions o;
+    o.whitespace = JsonSchemaOptions::Whitespace::kCompact;
+    const auto g = CompiledGrammar::compile(compile_json_schema(nlohmann::ordered_json::parse(c.schema), o).grammar);
+    auto cache = std::make_shared<TokenMaskCache>(g, vocab);
+    for (int walk = 0; walk < spellings; ++walk) masks += check_spelled_walk(g, vocab, rng, c.text, cache);
+    for (int walk = 0; walk < 3; ++walk) masks += check_random_walk(g, vocab, rng, 12);
+    if (testing::Test::HasFailure()) return;
+  }
+  std::printf("[ property ] surrogate pairs: %zu masks equal to brute force\n", masks);
+  EXPECT_GT(masks, 40u);
+}
+
+class SurrogatePairMasks : public testing::TestWithParam<std::string> {};
+
+TEST_P(SurrogatePairMasks, FastMaskEqualsBruteForce) {
+  const auto tok = load_tokenizer(test_data::shared("vocab/" + GetParam()).string());
+  std::mt19937 rng(99);
+  check_surrogate_pair_masks(tok->shared_vocabulary(), rng, 4);
+}
+
+// Tokens made to cut pairs everywhere: inside the high or the low half, across the two, and
+// with the characters around them.
+TEST(SurrogatePairMasks, FastMaskEqualsBruteForceOnPairPieces) {
+  std::vector<std::string> tokens = {"</s>", "\"", "{", "}", ":", ",", "[", "]", "\"s\":\"", "\"p\":\"", "a", "z", "x",
+                                     "\\", "\\u", "\\uD", "\\ud8", "\\ud83d", "\\ud83d\\", "\\ud83d\\ude00",
+                                     "\\ud83d\\ude00\"", "x\\ud83d\\ude00y", "\\ude00", "\\uDE4F", "8", "83", "83d",
+                                     "83d\\u", "3d\\", "d", "D", "de", "00", "0", "4f", "4F\"", "d83d", "D83D\\uDE01",
+                                     "\\u00e9", "\\uD7FF", "\\ud7ff\\ud83d", "\\ud83d\\ude00\\ud83d\\ude00", "\\n",
+                                     "\\udbff\\udfff", "ff", "\\udfff", "db", "\\udc00", "800", "\\ud800\\udc00"};
+  for (const char c : std::string("0123456789abcdefABCDEFpsu")) tokens.emplace_back(1, c);  // any text can be spelled
+  std::vector<TokenKind> kinds(tokens.size(), TokenKind::kText);
+  const auto vocab = std::make_shared<Vocabulary>(tokens, kinds, std::vector<int32_t>{0});
+  std::mt19937 rng(5);
+  check_surrogate_pair_masks(vocab, rng, 12);
+}
+
+INSTANTIATE_TEST_SUITE_P(RealVocabularies, SurrogatePairMasks,
+                         testing::Values("llama3-hf/tokenizer.json", "llama2/tokenizer.bin"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           std::string n = info.param.substr(0, info.param.find('/'));
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
 
 INSTANTIATE_TEST_SUITE_P(RealVocabularies, MaskProperty,
                          testing::Values("llama2/tokenizer.bin", "llama3-hf/tokenizer.json",

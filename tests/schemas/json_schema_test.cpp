@@ -72,7 +72,8 @@ TEST(JsonSchema, ManyRequiredPropertiesInAnyOrderAreCounted) {
 
 // Long length bounds are written as blocks of code points and a tail (schema_grammar.cpp):
 // every length on both sides of each block boundary and of the bounds must be decided
-// exactly as the bounds say, with code points written raw, as UTF-8 and as escapes.
+// exactly as the bounds say, with code points written raw, as UTF-8 and as escapes (an
+// escaped surrogate pair too).
 TEST(JsonSchema, LongLengthBoundsAreExact) {
   struct Case {
     const char* schema;
@@ -86,7 +87,7 @@ TEST(JsonSchema, LongLengthBoundsAreExact) {
       {R"({"type": "string", "minLength": 256, "maxLength": 511})", 256, 511},
       {R"({"type": "string", "maxLength": 384})", 0, 384},
   };
-  const std::string units[] = {"a", "\\u00e9", "\xc3\xa9", "\\n", "\\t", "\xf0\x9f\x98\x80"};
+  const std::string units[] = {"a", "\\u00e9", "\xc3\xa9", "\\n", "\\t", "\xf0\x9f\x98\x80", "\\ud83d\\ude00"};
   for (const Case& k : cases) {
     SCOPED_TRACE(k.schema);
     const Compiled c = compile(k.schema);

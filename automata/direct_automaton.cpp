@@ -1,0 +1,264 @@
+// automata/direct_automaton.cpp — the byte DFA of a whole-rule code-point automaton, built
+// directly (see rule_automaton.h).
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "automata/json_escapes.h"
+#include "automata/rule_automaton.h"
+#include "automata/utf8_ranges.h"
+#include "grammar/char_dfa.h"
+
+namespace lockstep {
+
+namespace {
+
+// The byte DFA of a code-point DFA embedded as a whole rule (Expr::Kind::kAutomaton), built
+// directly instead of through a Thompson NFA and subset construction: each code-point state
+// keeps its identity, and the partial byte sequences between two code points (UTF-8
+// continuation bytes, escapes, \uXXXX digits) are states shared by hash-consing, so equal
+// ones exist once. States with the same shape (the same code-point ranges to the same
+// pattern of targets: every position of a length counter) share one template of those
+// partial states, instantiated with their own targets. Same language as
+// Nfa::codepoint_edges. With `pairs`, a JSON string's code points above U+FFFF may also be
+// escaped surrogate pairs: the partial state after "\uD" (or "\ud") calls the pair rule of
+// each target's code points (json_escapes.h), so no position has partial states of its own
+// for the pair.
+class DirectAutomatonDfa {
+ public:
+  DirectAutomatonDfa(const CharDfa& d, bool json, const Rule& rule, uint32_t max_states, const PairRuleFn* pairs)
+      : d_(d), json_(json), rule_(rule), max_states_(max_states), pairs_(json ? pairs : nullptr),
+        n_(static_cast<uint32_t>(d.size())) {}
+
+  RuleDfa build() {
+    if (n_ > max_states_) too_big();
+    std::vector<std::vector<Edge>> char_edges(n_);
+    std::unordered_map<std::string, Template> templates;
+    std::vector<uint32_t> slots;
+    for (uint32_t q = 0; q < n_; ++q) {
+      // Shape: ranges with targets numbered by first appearance.
+      slots.clear();
+      std::string shape;
+      for (const auto& e : d_.states()[q].edges) {
+        const auto at = std::find(slots.begin(), slots.end(), e.target);
+        const auto slot = static_cast<uint32_t>(at - slots.begin());
+        if (at == slots.end()) slots.push_back(e.target);
+        for (const uint32_t v : {e.lo, e.hi, slot}) shape.append(reinterpret_cast<const char*>(&v), sizeof v);
+      }
+      auto [it, fresh] = templates.try_emplace(shape);
+      if (fresh) it->second = make_template(q);
+      char_edges[q] = instantiate(it->second, slots);
+    }
+    RuleDfa out;
+    for (uint32_t q = 0; q < n_ + interior_.size(); ++q) {
+      const bool is_char = q < n_;
+      out.add_state(is_char && d_.states()[q].final);
+      if (is_char) {
+        out.bytes.insert(out.bytes.end(), char_edges[q].begin(), char_edges[q].end());
+      } else {
+        const Node& node = interior_[q - n_];
+        out.bytes.insert(out.bytes.end(), node.bytes.begin(), node.bytes.end());
+        out.rules.insert(out.rules.end(), node.calls.begin(), node.calls.end());
+      }
+      out.close_state();
+    }
+    return out;
+  }
+
+ private:
+  using Edge = CompiledGrammar::ByteEdge;
+  using Call = CompiledGrammar::RuleEdge;
+  using Elem = std::vector<ByteRange>;  // the bytes allowed at one position, sorted, disjoint
+  static constexpr uint32_t kNoCall = UINT32_MAX;
+  struct Item {
+    std::vector<Elem> seq;
+    uint32_t slot;  // which target (by first appearance in the state's edges) it reaches
+    uint32_t call = kNoCall;  // else: `seq` then this rule reach the target
+  };
+  static constexpr uint32_t kLeaf = 0x80000000u;  // template edge target: kLeaf | slot, or a node
+  // A partial state: its byte edges and its calls (sorted by rule; targets always leaves).
+  struct Node {
+    std::vector<Edge> bytes;
+    std::vector<Call> calls;
+  };
+  struct Template {
+    std::vector<Node> nodes;  // children before parents
+    std::vector<Edge> root;
+  };
+
+  [[noreturn]] void too_big() const {
+    throw GrammarError(rule_.where, fmt::format("rule '{}' expands into more than {} automaton states; reduce its "
+                                                "repetition bounds",
+                                                rule_.name, max_states_));
+  }
+
+  // The count of calls (one byte below 255), the calls, then the byte edges: unambiguous.
+  static std::string key_of(const Node& node) {
+    const auto calls = static_cast<uint32_t>(node.calls.size());
+    std::string key(1, static_cast<char>(std::min<uint32_t>(calls, 255)));
+    if (calls >= 255) key.append(reinterpret_cast<const char*>(&calls), sizeof calls);
+    key.reserve(key.size() + node.calls.size() * 8 + node.bytes.size() * 6);
+    for (const auto& c : node.calls) {
+      key.append(reinterpret_cast<const char*>(&c.rule), sizeof c.rule);
+      key.append(reinterpret_cast<const char*>(&c.target), sizeof c.target);
+    }
+    for (const auto& e : node.bytes) {
+      key += static_cast<char>(e.lo);
+      key += static_cast<char>(e.hi);
+      key.append(reinterpret_cast<const char*>(&e.target), sizeof e.target);
+    }
+    return key;
+  }
+
+  Template make_template(uint32_t q) const {
+    std::vector<Item> items;
+    std::vector<uint32_t> slots;
+    for (const auto& e : d_.states()[q].edges) {
+      const auto at = std::find(slots.begin(), slots.end(), e.target);
+      const auto slot = static_cast<uint32_t>(at - slots.begin());
+      if (at == slots.end()) slots.push_back(e.target);
+      add_items(items, e.lo, e.hi, slot);
+    }
+    if (pairs_) {
+      // "\u" and the high surrogate's first digit (D or d), then the pair rule of the
+      // target's code points.
+      const auto one = [](char c) { return Elem{{static_cast<uint8_t>(c), static_cast<uint8_t>(c)}}; };
+      std::vector<PairCall> calls;
+      pair_calls(d_.states()[q].edges, calls);
+      for (const PairCall& c : calls) {
+        const auto slot = static_cast<uint32_t>(std::find(slots.begin(), slots.end(), c.target) - slots.begin());
+        items.push_back({{one('\\'), one('u'), {{'D', 'D'}, {'d', 'd'}}}, slot, (*pairs_)(c.ranges)});
+      }
+    }
+    Template t;
+    std::unordered_map<std::string, uint32_t> local;
+    std::vector<const Item*> all;
+    for (const auto& it : items) all.push_back(&it);
+    t.root = transitions(all, 0, t, local).bytes;
+    return t;
+  }
+
+  std::vector<Edge> instantiate(const Template& t, const std::vector<uint32_t>& targets) {
+    std::vector<uint32_t> ids(t.nodes.size());
+    auto map_edges = [&](const std::vector<Edge>& edges) {
+      std::vector<Edge> out = edges;
+      for (auto& e : out) e.target = e.target & kLeaf ? targets[e.target & ~kLeaf] : ids[e.target];
+      return out;
+    };
+    for (size_t i = 0; i < t.nodes.size(); ++i) {
+      Node node{map_edges(t.nodes[i].bytes), t.nodes[i].calls};
+      for (auto& c : node.calls) c.target = targets[c.target & ~kLeaf];
+      auto [it, fresh] = ids_.try_emplace(key_of(node), 0);
+      if (fresh) {
+        if (n_ + interior_.size() >= max_states_) too_big();
+        it->second = n_ + static_cast<uint32_t>(interior_.size());
+        interior_.push_back(std::move(node));
+      }
+      ids[i] = it->second;
+    }
+    return map_edges(t.root);
+  }
+
+  void add_items(std::vector<Item>& items, uint32_t lo, uint32_t hi, uint32_t slot) const {
+    std::vector<CodepointRange> raw{{lo, hi}};
+    if (json_) raw = Expr::char_class({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, true).ranges;
+    for (const auto& r : Expr::char_class(raw).ranges) {
+      const uint32_t a = std::max(r.lo, lo), b = std::min(r.hi, hi);
+      if (a > b) continue;
+      for (const auto& seq : utf8_sequences(Expr::char_class({{a, b}}).ranges)) {
+        Item it{{}, slot};
+        for (const auto& br : seq) it.seq.push_back({br});
+        items.push_back(std::move(it));
+      }
+    }
+    if (!json_) return;
+    static constexpr std::pair<uint32_t, char> kShort[] = {{'"', '"'}, {'\\', '\\'}, {'/', '/'}, {8, 'b'},
+                                                           {12, 'f'}, {10, 'n'}, {13, 'r'}, {9, 't'}};
+    const auto one = [](char c) { return Elem{{static_cast<uint8_t>(c), static_cast<uint8_t>(c)}}; };
+    for (const auto& [cp, letter] : kShort) {
+      if (cp >= lo && cp <= hi) items.push_back({{one('\\'), one(letter)}, slot});
+    }
+    for (const auto& r : Expr::char_class({{lo, std::min<uint32_t>(hi, 0xFFFF)}}).ranges) {
+      if (r.lo > r.hi || r.lo > 0xFFFF) continue;
+      for (const auto& digits : hex_sequences(r.lo, r.hi)) {
+        Item it{{one('\\'), one('u')}, slot};
+        for (const auto& [d0, d1] : digits) it.seq.push_back(hex_digit_bytes(d0, d1));
+        items.push_back(std::move(it));
+      }
+    }
+  }
+
+  // The template node after `pos` bytes of each item's sequence (the items share the path
+  // to this point): the calls of the items that end here, the byte edges of the others.
+  static Node transitions(const std::vector<const Item*>& items, size_t pos, Template& t,
+                          std::unordered_map<std::string, uint32_t>& local) {
+    Node out;
+    std::vector<uint16_t> points;
+    for (const Item* it : items) {
+      if (it->seq.size() == pos) {
+        out.calls.push_back({it->call, kLeaf | it->slot});
+        continue;
+      }
+      for (const auto& r : it->seq[pos]) {
+        points.push_back(r.lo);
+        points.push_back(static_cast<uint16_t>(r.hi + 1));
+      }
+    }
+    std::sort(out.calls.begin(), out.calls.end(), [](const Call& a, const Call& b) { return a.rule < b.rule; });
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+    std::vector<const Item*> sub;
+    for (size_t i = 0; i + 1 < points.size(); ++i) {
+      const uint16_t a = points[i], b = static_cast<uint16_t>(points[i + 1] - 1);
+      sub.clear();
+      uint32_t target = UINT32_MAX;
+      for (const Item* it : items) {
+        if (it->seq.size() == pos) continue;
+        const bool covers = std::any_of(it->seq[pos].begin(), it->seq[pos].end(),
+                                        [&](const ByteRange& r) { return r.lo <= a && b <= r.hi; });
+        if (!covers) continue;
+        if (it->seq.size() == pos + 1 && it->call == kNoCall) {
+          target = kLeaf | it->slot;  // a DFA: every sequence ending here reads the same code point
+        } else {
+          sub.push_back(it);
+        }
+      }
+      if (target == UINT32_MAX) {
+        if (sub.empty()) continue;
+        Node node = transitions(sub, pos + 1, t, local);
+        auto [it, fresh] = local.try_emplace(key_of(node), 0);
+        if (fresh) {
+          it->second = static_cast<uint32_t>(t.nodes.size());
+          t.nodes.push_back(std::move(node));
+        }
+        target = it->second;
+      }
+      if (!out.bytes.empty() && out.bytes.back().target == target && out.bytes.back().hi + 1 == a) {
+        out.bytes.back().hi = static_cast<uint8_t>(b);
+      } else {
+        out.bytes.push_back({static_cast<uint8_t>(a), static_cast<uint8_t>(b), target});
+      }
+    }
+    return out;
+  }
+
+  const CharDfa& d_;
+  const bool json_;
+  const Rule& rule_;
+  const uint32_t max_states_;
+  const PairRuleFn* const pairs_;
+  const uint32_t n_;
+  std::vector<Node> interior_;
+  std::unordered_map<std::string, uint32_t> ids_;
+};
+
+}  // namespace
+
+RuleDfa direct_automaton_dfa(const CharDfa& automaton, bool json_string, const Rule& rule, uint32_t max_states,
+                             const PairRuleFn* pairs) {
+  return DirectAutomatonDfa(automaton, json_string, rule, max_states, pairs).build();
+}
+
+}  // namespace lockstep

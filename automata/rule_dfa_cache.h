@@ -1,0 +1,63 @@
+// automata/rule_dfa_cache.h — the process-wide cache of rule automata (internal to the
+// grammar compiler).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "automata/rule_automaton.h"
+
+namespace lockstep {
+
+// Rule automata shared by every compilation in the process, by the rule's identity: the
+// embedded automaton of an automaton-only rule (automaton_key), or the shape of any other
+// rule's body with its callees numbered by first appearance (shape_key). Bounded: when it
+// holds more than kMaxBytes of automata it starts over.
+class RuleDfaCache {
+ public:
+  struct Entry {
+    RuleDfa dfa;
+    // A whole-rule JSON-string automaton: the code points of the pair rule behind each
+    // callee index (json_escapes.h), so a hit names its callees without a scan.
+    std::vector<std::vector<CodepointRange>> pair_calls;
+  };
+  static RuleDfaCache& instance() {
+    static RuleDfaCache cache;
+    return cache;
+  }
+  std::optional<Entry> find(const std::vector<uint32_t>& key) {
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(key);
+    if (it == map_.end()) return std::nullopt;
+    return it->second;
+  }
+  void insert(std::vector<uint32_t> key, Entry entry) {
+    const RuleDfa& dfa = entry.dfa;
+    const size_t size = key.size() * 4 + dfa.final.size() * 9 + dfa.bytes.size() * sizeof(dfa.bytes[0]) +
+                        dfa.rules.size() * sizeof(dfa.rules[0]);
+    std::lock_guard lock(mutex_);
+    if (bytes_ + size > kMaxBytes) {
+      map_.clear();
+      bytes_ = 0;
+    }
+    if (map_.emplace(std::move(key), std::move(entry)).second) bytes_ += size;
+  }
+
+ private:
+  static constexpr size_t kMaxBytes = 64u << 20;
+  struct Hash {
+    size_t operator()(const std::vector<uint32_t>& v) const {
+      uint64_t h = 1469598103934665603ull;
+      for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
+      return static_cast<size_t>(h);
+    }
+  };
+  std::mutex mutex_;
+  std::unordered_map<std::vector<uint32_t>, Entry, Hash> map_;
+  size_t bytes_ = 0;
+};
+
+}  // namespace lockstep
