@@ -184,6 +184,19 @@ TEST(Cli, GenerateExitCodesAndJson) {
   EXPECT_TRUE(RE2::FullMatch(r.out, "[0-9]{4}")) << r.out;
 }
 
+// On a terminal the completion is followed by a newline (the shell's prompt starts on its
+// own line); into a pipe it is the completion's bytes alone (GenerateExitCodesAndJson).
+TEST(Cli, ATerminalGetsANewlineAfterTheCompletion) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "util-linux's script is not installed";
+  const std::string out = (std::filesystem::temp_directory_path() / ("lockstep_tty." + std::to_string(::getpid()))).string();
+  const std::string cmd = "script -qc " + quote(quote(LOCKSTEP_CLI) + " generate --regex '[0-9]{3}' --seed 1 2>/dev/null") +
+                          " /dev/null > " + quote(out) + " </dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string tty = test_data::read_file(out);
+  std::filesystem::remove(out);
+  EXPECT_TRUE(RE2::FullMatch(tty, "[0-9]{3}\\r?\\n")) << tty;
+}
+
 TEST(Cli, GenerationBoundsUnboundedWhitespaceRulesAndSaysSo) {
   const std::string g = test_data::shared("grammars/llama.cpp/arithmetic.gbnf").string();
   CliResult r = run_cli({"generate", "--grammar", g, "--seed", "3", "--max-tokens", "64"});
