@@ -2,6 +2,7 @@
 // model's Hugging Face tokenizer): encode(inp) must equal out for every string, and
 // decode(encode(s)) must give s back.
 #include <cstdio>
+#include <ostream>
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,9 @@ struct VectorCase {
   std::string name;       // ggml-vocab-<name>.gguf.inp / .out
   std::string tokenizer;  // file under ../shared/vocab
 };
+
+// Printed by ctest next to each case's name.
+void PrintTo(const VectorCase& c, std::ostream* os) { *os << c.name << " (" << c.tokenizer << ")"; }
 
 std::vector<std::pair<std::string, std::vector<int32_t>>> read_vectors(const std::string& name) {
   const auto dir = test_data::shared("vocab/llama.cpp-ggml-vocab");

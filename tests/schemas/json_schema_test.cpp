@@ -7,37 +7,20 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "automata/compiled_grammar.h"
-#include "automata/earley.h"
 #include "schemas/json_schema.h"
+#include "tests/schemas/compiled_schema.h"
 
 namespace lockstep {
 namespace {
 
 using ojson = nlohmann::ordered_json;
 
-struct Compiled {
-  CompiledSchema schema;
-  std::shared_ptr<const CompiledGrammar> grammar;
-  bool accepts(const std::string& text) const {
-    EarleyParser p(*grammar);
-    return p.advance(text) && p.accepting();
-  }
-};
-
+using Compiled = schema_test::CompiledSchemaGrammar;
 Compiled compile(const std::string& schema, JsonSchemaOptions options = {}) {
-  Compiled c{compile_json_schema(ojson::parse(schema), options), nullptr};
-  c.grammar = CompiledGrammar::compile(c.schema.grammar);
-  return c;
+  return schema_test::compile_schema(schema, options);
 }
-
 std::string error_of(const std::string& schema, JsonSchemaOptions options = {}) {
-  try {
-    compile_json_schema(ojson::parse(schema), options);
-  } catch (const SchemaError& e) {
-    return e.what();
-  }
-  return "";
+  return schema_test::schema_error_of(schema, options);
 }
 
 TEST(JsonSchema, ManyRequiredPropertiesInAnyOrderAreCounted) {

@@ -8,28 +8,18 @@
 #include "automata/earley.h"
 #include "schemas/json_schema.h"
 #include "schemas/tool_calls.h"
+#include "tests/schemas/compiled_schema.h"
 
 namespace lockstep {
 namespace {
 
 using ojson = nlohmann::ordered_json;
 
-struct Compiled {
-  CompiledSchema schema;
-  std::shared_ptr<const CompiledGrammar> grammar;
-  bool accepts(const std::string& text) const {
-    EarleyParser p(*grammar);
-    return p.advance(text) && p.accepting();
-  }
-};
-
+using Compiled = schema_test::CompiledSchemaGrammar;
 Compiled compile(const std::string& schema, bool canonical = false) {
-  JsonSchemaOptions options;
-  options.whitespace = JsonSchemaOptions::Whitespace::kCompact;
+  JsonSchemaOptions options = schema_test::compact_options();
   options.canonical_numbers = canonical;
-  Compiled c{compile_json_schema(ojson::parse(schema), options), nullptr};
-  c.grammar = CompiledGrammar::compile(c.schema.grammar);
-  return c;
+  return schema_test::compile_schema(schema, options);
 }
 
 void expect(const Compiled& c, const std::vector<const char*>& valid, const std::vector<const char*>& invalid,

@@ -6,10 +6,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "automata/compiled_grammar.h"
-#include "automata/earley.h"
 #include "schemas/json_schema.h"
 #include "schemas/keyword_typos.h"
+#include "tests/schemas/compiled_schema.h"
 #include "tests/test_data.h"
 
 namespace lockstep {
@@ -17,35 +16,11 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-struct Compiled {
-  CompiledSchema schema;
-  std::shared_ptr<const CompiledGrammar> grammar;
-  bool accepts(const std::string& text) const {
-    EarleyParser p(*grammar);
-    return p.advance(text) && p.accepting();
-  }
-  bool warns(const std::string& text) const {
-    for (const auto& w : schema.warnings) {
-      if (w == text) return true;
-    }
-    return false;
-  }
-};
-
+using Compiled = schema_test::CompiledSchemaGrammar;
 Compiled compile(const std::string& schema, JsonSchemaOptions options = {}) {
-  Compiled c{compile_json_schema(ojson::parse(schema), options), nullptr};
-  c.grammar = CompiledGrammar::compile(c.schema.grammar);
-  return c;
+  return schema_test::compile_schema(schema, options);
 }
-
-std::string error_of(const std::string& schema) {
-  try {
-    compile_json_schema(ojson::parse(schema));
-  } catch (const SchemaError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const std::string& schema) { return schema_test::schema_error_of(schema); }
 
 std::string warnings_of(const Compiled& c) {
   std::string s;

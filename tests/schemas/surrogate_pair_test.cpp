@@ -7,27 +7,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "automata/compiled_grammar.h"
-#include "automata/earley.h"
 #include "grammar/utf8.h"
-#include "schemas/json_schema.h"
+#include "tests/schemas/compiled_schema.h"
 
 namespace lockstep {
 namespace {
 
-struct Compiled {
-  std::shared_ptr<const CompiledGrammar> grammar;
-  bool accepts(const std::string& text) const {
-    EarleyParser p(*grammar);
-    return p.advance(text) && p.accepting();
-  }
-};
-
-Compiled compile(const std::string& schema) {
-  JsonSchemaOptions o;
-  o.whitespace = JsonSchemaOptions::Whitespace::kCompact;
-  return {CompiledGrammar::compile(compile_json_schema(nlohmann::ordered_json::parse(schema), o).grammar)};
-}
+using Compiled = schema_test::CompiledSchemaGrammar;
+Compiled compile(const std::string& schema) { return schema_test::compile_schema(schema, schema_test::compact_options()); }
 
 TEST(SurrogatePairs, AnEscapedPairIsOneCodePoint) {
   const Compiled one = compile(R"({"type": "string", "maxLength": 1})");
