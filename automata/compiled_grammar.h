@@ -6,6 +6,7 @@
 // and may be shared by any number of matchers on any threads.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -15,16 +16,18 @@
 #include <vector>
 
 #include "grammar/grammar.h"
+#include "grammar/limits.h"
 
 namespace lockstep {
 
 /// Limits that keep compilation bounded in time and memory. Exceeding one throws
 /// GrammarError naming the rule.
+/// Defaults from EngineLimits (grammar/limits.h), read when the struct is made.
 struct CompileLimits {
   /// Automaton states (NFA or DFA) one rule may expand into, e.g. through `x{0,100000}`.
-  uint32_t max_states_per_rule = 1u << 20;
+  uint32_t max_states_per_rule = static_cast<uint32_t>(std::min<uint64_t>(engine_limits().rule_automaton_states, UINT32_MAX));
   /// Automaton states of the whole grammar.
-  uint32_t max_total_states = 1u << 22;
+  uint32_t max_total_states = static_cast<uint32_t>(std::min<uint64_t>(engine_limits().grammar_automaton_states, UINT32_MAX));
   /// Rules with at most this many DFA states are minimized (O(m log n) partition
   /// refinement, grammar/partition_refinement.h).
   uint32_t max_states_to_minimize = 1u << 20;

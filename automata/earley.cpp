@@ -72,14 +72,14 @@ void EarleyParser::add(uint32_t state, uint32_t origin) {
     h = (h + 1) & mask;
   }
   if (set_size >= limits_.max_items_per_set) {
-    throw ParserLimitError(fmt::format(
-        "the grammar is too ambiguous to follow: more than {} parser items after {} bytes",
-        limits_.max_items_per_set, set_begin_.size() - 1));
+    throw ParserLimitError(ErrorLocation::at_offset(set_begin_.size() - 1), "earley_items_per_set",
+                           limits_.max_items_per_set,
+                           "the parse at this position (the grammar is too ambiguous to follow)");
   }
   if (items_.size() >= limits_.max_total_items) {
-    throw ParserLimitError(fmt::format("the parse holds more than {} items after {} bytes (output "
-                                       "too long or nested too deeply)",
-                                       limits_.max_total_items, set_begin_.size() - 1));
+    throw ParserLimitError(ErrorLocation::at_offset(set_begin_.size() - 1), "earley_items_total",
+                           limits_.max_total_items,
+                           "the parse (output too long or nested too deeply)");
   }
   stamps_[h] = stamp_;
   keys_[h] = key;

@@ -17,21 +17,26 @@
 #include <vector>
 
 #include "automata/compiled_grammar.h"
+#include "grammar/limits.h"
 
 namespace lockstep {
 
 /// The parser hit one of its explicit limits (see ParserLimits).
-class ParserLimitError : public std::runtime_error {
+class ParserLimitError : public LimitError {
  public:
-  using std::runtime_error::runtime_error;
+  using LimitError::LimitError;
 };
 
+/// Defaults from EngineLimits (grammar/limits.h), read when the struct is made.
 struct ParserLimits {
   /// Items one Earley set may hold; more means the grammar is too ambiguous to follow.
-  uint32_t max_items_per_set = 1u << 17;
+  uint32_t max_items_per_set = clamp32(engine_limits().earley_items_per_set);
   /// Items all sets together may hold (8 bytes each): bounds memory however long or deeply
   /// nested the output gets (the Earley counterpart of a stack-depth limit).
-  uint32_t max_total_items = 1u << 25;
+  uint32_t max_total_items = clamp32(engine_limits().earley_items_total);
+
+ private:
+  static uint32_t clamp32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(v); }
 };
 
 class EarleyParser {

@@ -104,9 +104,8 @@ class GrammarCompiler {
       }
       total += dfa.size();
       if (total > limits.max_total_states) {
-        throw GrammarError(rule.where, fmt::format("the grammar needs more than {} automaton states (limit "
-                                                   "reached at rule '{}')",
-                                                   limits.max_total_states, rule.name));
+        throw LimitError(ErrorLocation::at(rule.where), "grammar_automaton_states", limits.max_total_states,
+                         fmt::format("the grammar's automata (reached at rule '{}')", rule.name));
       }
       if (pair_rules.end() > dfas.size()) {
         dfas.resize(pair_rules.end());

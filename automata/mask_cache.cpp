@@ -137,7 +137,7 @@ void ConfigurationCache::insert(const std::vector<uint32_t>& key, std::vector<ui
   auto stored = std::make_shared<const std::vector<uint32_t>>(std::move(mask));
   std::lock_guard lock(mutex_);
   if (generation != generation_.load(std::memory_order_relaxed)) return;
-  if (mask_bytes_ + size > kMaxMaskBytes) {
+  if (mask_bytes_ + size > engine_limits().grammar_mask_bytes) {
     masks_.clear();
     mask_bytes_ = 0;
   }
@@ -167,7 +167,7 @@ namespace {
 // Masks of states of automaton-only rules, shared by every TokenMaskCache of the process:
 // such a state's classification depends only on its automaton, its index there, the rule's
 // FOLLOW set and the vocabulary (e.g. "inside an unconstrained JSON string", recurring in
-// every schema). Bounded: past kMaxBytes it starts over.
+// every schema). Bounded: past EngineLimits::mask_cache_bytes it starts over.
 class SharedStateMasks {
  public:
   static SharedStateMasks& instance() {
@@ -183,7 +183,7 @@ class SharedStateMasks {
   void insert(std::string key, std::shared_ptr<const StateMask> mask, bool alias = false) {
     const size_t size = key.size() + (alias ? 0 : mask->memory_bytes());
     std::lock_guard lock(mutex_);
-    if (bytes_ + size > kMaxBytes) {
+    if (bytes_ + size > engine_limits().mask_cache_bytes) {
       map_.clear();
       bytes_ = 0;
     }
@@ -191,7 +191,6 @@ class SharedStateMasks {
   }
 
  private:
-  static constexpr size_t kMaxBytes = 256u << 20;
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<const StateMask>> map_;
   size_t bytes_ = 0;

@@ -89,7 +89,6 @@ class ConfigurationCache {
   void insert(const std::vector<uint32_t>& key, std::vector<uint32_t> mask, uint64_t generation);
 
  private:
-  static constexpr size_t kMaxMaskBytes = 64u << 20;
   static constexpr size_t kMaxContexts = 1u << 20;
   struct Hash {
     size_t operator()(const std::vector<uint32_t>& v) const {

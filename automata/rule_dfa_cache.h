@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "automata/rule_automaton.h"
+#include "grammar/limits.h"
 
 namespace lockstep {
 
 // Rule automata shared by every compilation in the process, by the rule's identity: the
 // embedded automaton of an automaton-only rule (automaton_key), or the shape of any other
 // rule's body with its callees numbered by first appearance (shape_key). Bounded: when it
-// holds more than kMaxBytes of automata it starts over.
+// holds more than EngineLimits::rule_automaton_cache_bytes of automata it starts over.
 class RuleDfaCache {
  public:
   struct Entry {
@@ -39,7 +40,7 @@ class RuleDfaCache {
     const size_t size = key.size() * 4 + dfa.final.size() * 9 + dfa.bytes.size() * sizeof(dfa.bytes[0]) +
                         dfa.rules.size() * sizeof(dfa.rules[0]);
     std::lock_guard lock(mutex_);
-    if (bytes_ + size > kMaxBytes) {
+    if (bytes_ + size > engine_limits().rule_automaton_cache_bytes) {
       map_.clear();
       bytes_ = 0;
     }
@@ -47,7 +48,6 @@ class RuleDfaCache {
   }
 
  private:
-  static constexpr size_t kMaxBytes = 64u << 20;
   struct Hash {
     size_t operator()(const std::vector<uint32_t>& v) const {
       uint64_t h = 1469598103934665603ull;

@@ -58,9 +58,9 @@ std::vector<char> live_states(const std::vector<CharDfa::State>& states, std::ve
 }
 
 void check_limit(size_t n) {
-  if (n > CharDfa::kMaxStates) {
-    throw AutomatonLimitError(fmt::format("a string or number constraint needs more than {} "
-                                          "automaton states", CharDfa::kMaxStates));
+  if (n > CharDfa::max_states()) {
+    throw AutomatonLimitError({}, "string_automaton_states", CharDfa::max_states(),
+                              "the automaton of a string or number constraint");
   }
 }
 
@@ -242,7 +242,7 @@ class CharDfaBuilder {
         out.states_.emplace_back();
         check_limit(pairs.size());
         if (pairs.size() > max_states) {
-          throw AutomatonLimitError(fmt::format("an automaton product passed {} states", max_states));
+          throw AutomatonLimitError({}, "string_automaton_states", max_states, "an automaton product");
         }
       }
       return it->second;

@@ -15,13 +15,15 @@
 #include <vector>
 
 #include "grammar/grammar.h"
+#include "grammar/limits.h"
 
 namespace lockstep {
 
-/// An automaton grew past its state limit.
-class AutomatonLimitError : public std::runtime_error {
+/// An automaton grew past its state limit (EngineLimits::string_automaton_states, or a smaller
+/// budget a caller set and catches).
+class AutomatonLimitError : public LimitError {
  public:
-  using std::runtime_error::runtime_error;
+  using LimitError::LimitError;
 };
 
 class CharDfa {
@@ -35,8 +37,9 @@ class CharDfa {
     bool final = false;
   };
 
-  /// States an operation may create before it throws AutomatonLimitError.
-  static constexpr size_t kMaxStates = 200000;
+  /// States an operation may create before it throws AutomatonLimitError
+  /// (EngineLimits::string_automaton_states).
+  static size_t max_states() { return engine_limits().string_automaton_states; }
 
   /// The empty language.
   static CharDfa none();
@@ -58,10 +61,10 @@ class CharDfa {
   /// range). Throws std::invalid_argument otherwise.
   static CharDfa from_states(std::vector<State> states);
 
-  /// Products. Throw AutomatonLimitError past kMaxStates states, or past `max_states`
+  /// Products. Throw AutomatonLimitError past max_states() states, or past `max_states`
   /// (before minimization).
-  static CharDfa intersect(const CharDfa& a, const CharDfa& b, size_t max_states = kMaxStates);
-  static CharDfa unite(const CharDfa& a, const CharDfa& b, size_t max_states = kMaxStates);
+  static CharDfa intersect(const CharDfa& a, const CharDfa& b, size_t max_states = CharDfa::max_states());
+  static CharDfa unite(const CharDfa& a, const CharDfa& b, size_t max_states = CharDfa::max_states());
   /// Strings not in the language (within all strings). O(states + edges) when this
   /// automaton is known minimal (as every operation here except from_states returns it):
   /// the complement of a minimal complete DFA is minimal, so only the one state accepting

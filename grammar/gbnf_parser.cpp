@@ -12,6 +12,7 @@
 #include <tao/pegtl.hpp>
 
 #include "grammar/grammar.h"
+#include "grammar/limits.h"
 #include "grammar/utf8.h"
 
 namespace lockstep {
@@ -19,11 +20,8 @@ namespace {
 
 namespace peg = tao::pegtl;
 
-// Largest repetition count `{m,n}` accepted; larger bounds are almost surely mistakes and
-// would expand into automata too large to be useful.
-constexpr uint64_t kMaxRepeatBound = 100000;
-// Deepest nesting of parentheses: the parser and the compiler recurse once per level.
-constexpr size_t kMaxNesting = 500;
+// Repetition bounds `{m,n}` and parenthesis nesting are bounded by EngineLimits
+// (repetition_bound, nesting_depth): the parser and the compiler recurse once per level.
 
 // ---------------------------------------------------------------------------------
 // PEG grammar
@@ -371,9 +369,9 @@ template <>
 struct action<group_open> {
   template <typename Input>
   static void apply(const Input& in, State& s) {
-    if (s.frames.size() > kMaxNesting) {
-      throw GrammarError(location_of(in.position()),
-                         fmt::format("parentheses nested more than {} deep", kMaxNesting));
+    if (s.frames.size() > engine_limits().nesting_depth) {
+      throw LimitError(ErrorLocation::at(location_of(in.position())), "nesting_depth", engine_limits().nesting_depth,
+                       "the nesting of parentheses");
     }
     s.open_frame();
   }
@@ -419,10 +417,9 @@ struct action<opt_op> {
 template <typename Input>
 uint64_t parse_bound(const Input& in) {
   const std::string digits = in.string();
-  if (digits.size() > 9 || std::strtoull(digits.c_str(), nullptr, 10) > kMaxRepeatBound) {
-    throw GrammarError(location_of(in.position()),
-                       fmt::format("repetition bound {} is larger than the limit {}", digits,
-                                   kMaxRepeatBound));
+  if (digits.size() > 18 || std::strtoull(digits.c_str(), nullptr, 10) > engine_limits().repetition_bound) {
+    throw LimitError(ErrorLocation::at(location_of(in.position())), "repetition_bound",
+                     engine_limits().repetition_bound, fmt::format("the repetition bound {}", digits));
   }
   return std::strtoull(digits.c_str(), nullptr, 10);
 }

@@ -18,28 +18,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include "grammar/errors.h"
+
 namespace lockstep {
 
-/// A position in a source text (grammar file, regex): 1-based line and column
-/// (columns count bytes), plus the 0-based byte offset.
-struct SourceLocation {
-  uint32_t line = 0;
-  uint32_t column = 0;
-  uint32_t offset = 0;
-};
-
-/// A malformed or unusable grammar. what() reads "line:column: message".
-class GrammarError : public std::runtime_error {
+/// A malformed or unusable grammar. what() reads "line:column: message" (the file, when
+/// known, in front: "file:line:column: message").
+class GrammarError : public Error {
  public:
   GrammarError(SourceLocation where, const std::string& message);
   /// Location-free error (e.g. a whole-grammar property such as "no root rule").
   explicit GrammarError(const std::string& message);
-  const SourceLocation& where() const { return where_; }
-  const std::string& message() const { return message_; }
-
- private:
-  SourceLocation where_;
-  std::string message_;
+  /// The line:column (zeros when the error has none).
+  SourceLocation where() const { return location().source.value_or(SourceLocation{}); }
 };
 
 /// Inclusive code-point range [lo, hi].

@@ -10,17 +10,10 @@
 
 namespace lockstep {
 
-namespace {
-std::string format_where(SourceLocation where, const std::string& message) {
-  return fmt::format("{}:{}: {}", where.line, where.column, message);
-}
-}  // namespace
-
 GrammarError::GrammarError(SourceLocation where, const std::string& message)
-    : std::runtime_error(format_where(where, message)), where_(where), message_(message) {}
+    : Error(ErrorLocation::at(where), message) {}
 
-GrammarError::GrammarError(const std::string& message)
-    : std::runtime_error(message), message_(message) {}
+GrammarError::GrammarError(const std::string& message) : Error(message) {}
 
 Expr Expr::empty() { return Expr{}; }
 

@@ -6,15 +6,13 @@
 #include <fmt/format.h>
 
 #include "grammar/grammar.h"
+#include "grammar/limits.h"
 #include "grammar/unicode.h"
 #include "grammar/utf8.h"
 
 namespace lockstep {
 
 namespace {
-
-constexpr uint32_t kMaxRepeat = 100000;
-constexpr int kMaxDepth = 500;
 
 struct Flags {
   bool icase = false;
@@ -53,7 +51,11 @@ class RegexParser {
   }
 
  private:
-  [[noreturn]] void fail(size_t at, const std::string& message) const {
+  [[noreturn]] void fail(size_t at, const std::string& message) const { throw GrammarError(where(at), message); }
+  [[noreturn]] void limit_fail(size_t at, const char* limit, uint64_t value, const std::string& what_needed) const {
+    throw LimitError(ErrorLocation::at(where(at)), limit, value, what_needed);
+  }
+  SourceLocation where(size_t at) const {
     SourceLocation loc{1, 1, static_cast<uint32_t>(at)};
     for (size_t i = 0; i < at && i < p_.size(); ++i) {
       if (p_[i] == '\n') {
@@ -63,7 +65,7 @@ class RegexParser {
         ++loc.column;
       }
     }
-    throw GrammarError(loc, message);
+    return loc;
   }
 
   bool at_end() const { return pos_ >= p_.size(); }
@@ -161,7 +163,12 @@ class RegexParser {
     uint64_t v = 0;
     while (!at_end() && peek() >= '0' && peek() <= '9') {
       v = v * 10 + static_cast<uint64_t>(peek() - '0');
-      if (v > kMaxRepeat) fail(start, fmt::format("repetition count is larger than the limit {}", kMaxRepeat));
+      if (v > engine_limits().repetition_bound) {
+        size_t end = pos_;
+        while (end < p_.size() && p_[end] >= '0' && p_[end] <= '9') ++end;
+        limit_fail(start, "repetition_bound", engine_limits().repetition_bound,
+                   fmt::format("the repetition count {}", p_.substr(start, end - start)));
+      }
       ++pos_;
     }
     value = static_cast<uint32_t>(v);
@@ -229,7 +236,9 @@ class RegexParser {
   Expr parse_group() {
     const size_t open = pos_;
     ++pos_;  // '('
-    if (++depth_ > kMaxDepth) fail(open, fmt::format("groups nested more than {} deep", kMaxDepth));
+    if (++depth_ > engine_limits().nesting_depth) {
+      limit_fail(open, "nesting_depth", engine_limits().nesting_depth, "the nesting of groups");
+    }
     const Flags saved = flags_;
     if (peek() == '?') {
       const char k = peek(1);
@@ -549,7 +558,7 @@ class RegexParser {
   std::string_view p_;
   RegexOptions opt_;
   size_t pos_ = 0;
-  int depth_ = 0;
+  uint64_t depth_ = 0;
   Flags flags_;
 };
 

@@ -5,30 +5,28 @@
 #include <stdexcept>
 #include <string>
 
+#include "grammar/errors.h"
+
 namespace lockstep {
 
 /// A file that cannot be used as it is. what() reads "<file>: <where>: <message>", where
 /// <where> is a byte offset ("byte offset 1234") or a JSON pointer ("at /model/vocab").
-class FileFormatError : public std::runtime_error {
+class FileFormatError : public Error {
  public:
+  /// `where`: "" or a place in words ("byte offset 12", "at /model/vocab").
   FileFormatError(std::string file, std::string where, const std::string& message);
-  const std::string& file() const { return file_; }
-  const std::string& where() const { return where_; }
-
- private:
-  std::string file_;
-  std::string where_;
+  /// At a byte offset of the file.
+  FileFormatError(std::string file, uint64_t offset, const std::string& message);
+  const std::string& file() const { return location().file; }
 };
 
 /// A model weights file (llama2.c checkpoint, GGUF) that is truncated, inconsistent or
 /// of an unsupported kind.
 class ModelFormatError : public FileFormatError {
  public:
-  ModelFormatError(std::string file, uint64_t offset, const std::string& message);
-  uint64_t offset() const { return offset_; }
-
- private:
-  uint64_t offset_;
+  ModelFormatError(std::string file, uint64_t offset, const std::string& message)
+      : FileFormatError(std::move(file), offset, message) {}
+  uint64_t offset() const { return *location().byte_offset; }
 };
 
 /// A tokenizer file (tokenizer.bin, tokenizer.json, vocab files) that cannot be used.
@@ -36,7 +34,8 @@ class TokenizerError : public FileFormatError {
  public:
   using FileFormatError::FileFormatError;
   /// Error at a byte offset of a binary file.
-  TokenizerError(std::string file, uint64_t offset, const std::string& message);
+  TokenizerError(std::string file, uint64_t offset, const std::string& message)
+      : FileFormatError(std::move(file), offset, message) {}
 };
 
 }  // namespace lockstep

@@ -81,9 +81,9 @@ struct GenerateResult {
 
 /// The token budget cannot hold the shortest output the grammar accepts (checked before
 /// anything is generated). what() states the minimum.
-class BudgetError : public std::runtime_error {
+class BudgetError : public Error {
  public:
-  BudgetError(const std::string& message, size_t minimum) : std::runtime_error(message), minimum_(minimum) {}
+  BudgetError(const std::string& message, size_t minimum) : Error(message), minimum_(minimum) {}
   /// Tokens the run needs at least (an end-of-generation token included).
   size_t minimum() const { return minimum_; }
 

@@ -31,16 +31,13 @@
 
 namespace lockstep {
 
-/// A schema that cannot be compiled. what() reads "<JSON pointer>: <message>".
-class SchemaError : public std::runtime_error {
+/// A schema that cannot be compiled. what() reads "<JSON pointer>: <message>" ("(root)" for
+/// the whole schema; the file, when known, in front).
+class SchemaError : public Error {
  public:
-  SchemaError(std::string pointer, const std::string& message);
-  const std::string& pointer() const { return pointer_; }
-  const std::string& message() const { return message_; }
-
- private:
-  std::string pointer_;
-  std::string message_;
+  SchemaError(std::string pointer, const std::string& message)
+      : Error(ErrorLocation::at_pointer(std::move(pointer)), message) {}
+  const std::string& pointer() const { return *location().pointer; }
 };
 
 struct JsonSchemaOptions {

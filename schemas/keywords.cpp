@@ -280,9 +280,10 @@ const Norm& SchemaCompiler::normalize(const TermPtr& t) {
         break;
       case Term::Kind::kNot: n = complement(normalize(t->args[0])); break;
     }
-  } catch (const AutomatonLimitError& e) {
+  } catch (AutomatonLimitError& e) {
     in_progress_.erase(t->key);
-    throw SchemaError(t->pointer, e.what());
+    e.locate(ErrorLocation::at_pointer(t->pointer));
+    throw;
   } catch (...) {
     in_progress_.erase(t->key);
     throw;
@@ -376,8 +377,9 @@ DfaPtr SchemaCompiler::pattern_dfa(const json& pattern, const std::string& point
   } catch (const GrammarError& e) {
     throw SchemaError(pointer, fmt::format("regex '{}' at column {}: {}", pattern.get<std::string>(),
                                            e.where().column, e.message()));
-  } catch (const AutomatonLimitError& e) {
-    throw SchemaError(pointer, e.what());
+  } catch (AutomatonLimitError& e) {
+    e.locate(ErrorLocation::at_pointer(pointer));
+    throw;
   }
 }
 

@@ -8,11 +8,6 @@
 
 namespace lockstep {
 
-SchemaError::SchemaError(std::string pointer, const std::string& message)
-    : std::runtime_error((pointer.empty() ? std::string("(root)") : pointer) + ": " + message),
-      pointer_(std::move(pointer)),
-      message_(message) {}
-
 namespace schema {
 
 namespace {

@@ -104,7 +104,7 @@ CharDfa numbers_equal(const Decimal& c);
 /// Texts whose value is one of `values` (an enum), in one walk over a trie of their digits;
 /// without `exponents`, only plain texts. Throws std::invalid_argument past `max_states`
 /// states (before minimization).
-CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents = true, size_t max_states = CharDfa::kMaxStates);
+CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents = true, size_t max_states = CharDfa::max_states());
 /// Where the languages above decide exponent texts exactly, each a superset of
 /// exact_numbers(): comparisons and constants (`compare`) within the cap on integer digits
 /// and leading fraction zeros; multiples and integers (`multiple`) within the cap on the

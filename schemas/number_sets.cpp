@@ -164,7 +164,7 @@ Registry::Result product(const CharDfa& x, const CharDfa& y, bool intersection) 
     return {Registry::wrap(op(x, y, kMaxProductStates)), false};
   } catch (const AutomatonLimitError&) {
     const CharDfa px = CharDfa::intersect(x, plain_numbers()), py = CharDfa::intersect(y, plain_numbers());
-    return {Registry::wrap(op(px, py, CharDfa::kMaxStates)), true};
+    return {Registry::wrap(op(px, py, CharDfa::max_states())), true};
   }
 }
 

@@ -21,7 +21,6 @@ namespace lockstep::schema {
 
 namespace {
 
-constexpr size_t kMaxMachineStates = 4096;
 constexpr size_t kMaxExactObligations = 8;
 
 Expr lit(const std::string& s) { return Expr::literal(s); }
@@ -324,7 +323,7 @@ class GrammarBuilder {
     const bool bounded = r.max != kUnbounded;
     const uint32_t kcap = bounded ? r.max : std::max({psize, ct.from, r.min});
     const uint32_t ccap = ct.max != kUnbounded ? ct.max + 1 : ct.min;
-    if (static_cast<uint64_t>(kcap + 1) * (ccap + 1) > kMaxMachineStates) {
+    if (static_cast<uint64_t>(kcap + 1) * (ccap + 1) > engine_limits().object_states) {
       c_.unsupported(pointer, "contains", "the item counts are too large to track");
       return plain_array(r, depth, p);
     }
@@ -484,10 +483,11 @@ class GrammarBuilder {
         throw SchemaError(pointer, fmt::format("{} required-member conditions on one object are too many to track", others));
       }
     }
-    return list_expr(object_machine(r, kinds, depth), p, pointer + "-members");
+    return list_expr(object_machine(r, kinds, depth, pointer), p, pointer + "-members");
   }
 
-  Machine object_machine(const ObjectRec& r, const std::vector<Kind>& kinds, uint32_t depth) {
+  Machine object_machine(const ObjectRec& r, const std::vector<Kind>& kinds, uint32_t depth,
+                         const std::string& pointer) {
     const bool schema_order = opt_.property_order == JsonSchemaOptions::PropertyOrder::kSchema;
     const size_t q = r.must.size();
     const bool exact = q <= kMaxExactObligations;
@@ -525,8 +525,9 @@ class GrammarBuilder {
     auto id_of = [&](const State& s) {
       auto [it, fresh] = ids.try_emplace(s, static_cast<uint32_t>(states.size()));
       if (fresh) {
-        if (states.size() >= kMaxMachineStates) {
-          throw SchemaError("", fmt::format("an object's constraints need more than {} states", kMaxMachineStates));
+        if (states.size() >= engine_limits().object_states) {
+          throw LimitError(ErrorLocation::at_pointer(pointer), "object_states", engine_limits().object_states,
+                           "the member machine of this object's constraints");
         }
         states.push_back(s);
         m.moves.emplace_back();
@@ -604,8 +605,9 @@ CompiledSchema SchemaCompiler::run(uint32_t depth, bool bare) {
   CompiledSchema out;
   try {
     out.grammar = builder.build(root, depth, bare);
-  } catch (const AutomatonLimitError& e) {
-    throw SchemaError("", e.what());
+  } catch (AutomatonLimitError& e) {
+    e.locate(ErrorLocation::at_pointer(""));
+    throw;
   }
   try {
     prune_unproductive(out.grammar);

@@ -179,8 +179,9 @@ CompiledSchema compile_tool_calls(const std::vector<ToolDefinition>& tools, cons
     try {
       schema::SchemaCompiler c(t.parameters, options);
       args = c.run(depth + 1, true);
-    } catch (const SchemaError& e) {
-      throw SchemaError(t.pointer + e.pointer(), e.message());
+    } catch (Error& e) {
+      e.relocate(ErrorLocation::at_pointer(t.pointer + e.location().pointer.value_or("")));
+      throw;
     }
     // "<pointer>: …" or "(root): …" within the parameters: the tool's pointer goes first.
     for (const auto& w : args.warnings) {

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "automata/earley.h"
+#include "grammar/limits.h"
+#include "runtime/cli/commands.h"
 #include "runtime/mapped_file.h"
 #include "schemas/json_schema.h"
 #include "schemas/tool_calls.h"
@@ -40,6 +42,7 @@ void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args, GrammarP
                "Treat every object schema as if it had \"additionalProperties\": false");
   cmd.add_flag("--lenient", args.lenient, "Compile schemas with keywords lockstep cannot enforce (listed on stderr)");
   cmd.add_flag("--formats-as-annotations", args.formats_as_annotations, "Do not enforce \"format\"");
+  add_limit_option(cmd);
   if (purpose == GrammarPurpose::kGenerate) {
     cmd.add_option("--max-whitespace", args.max_whitespace,
                    "Longest whitespace run generation writes (JSON flexible whitespace, whitespace-only GBNF rules); "
@@ -50,6 +53,29 @@ void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args, GrammarP
                  "JSON numbers in any form the schema allows (default: as a serializer writes them: no -0, no "
                  "trailing zeros, at most 17 significant digits unless the schema needs more)");
   }
+}
+
+void add_limit_option(CLI::App& cmd) {
+  cmd.add_option_function<std::vector<std::string>>(
+         "--limit",
+         [](const std::vector<std::string>& assignments) {
+           EngineLimits limits = engine_limits();
+           for (const auto& a : assignments) {
+             if (a == "list") {
+               std::string table = "engine limits (--limit name=value; k, M, G: times 1024, 1024², 1024³):\n";
+               for (const auto& info : engine_limit_table()) {
+                 table += fmt::format("  {:<28} {:>12} {:<7} {}\n", info.name, limits.*(info.field), info.unit,
+                                      info.description);
+               }
+               std::fputs(table.c_str(), stdout);
+               throw CommandExit{0, ""};
+             }
+             set_engine_limit(limits, a);
+           }
+           set_engine_limits(limits);
+         },
+         "Set an engine limit, NAME=N (repeatable; `--limit list` shows every limit and its value)")
+      ->type_name("NAME=N");
 }
 
 namespace {
@@ -71,8 +97,10 @@ nlohmann::ordered_json read_json(const std::string& path) {
     }
     std::string what = e.what();
     const size_t colon = what.find(": ", what.find("parse error"));
-    throw std::runtime_error(fmt::format("{}:{}:{}: malformed JSON{}", path, line, column,
-                                         colon != std::string::npos ? what.substr(colon) : ""));
+    ErrorLocation where = ErrorLocation::at(
+        SourceLocation{static_cast<uint32_t>(line), static_cast<uint32_t>(column), static_cast<uint32_t>(e.byte)});
+    where.file = path;
+    throw Error(where, "malformed JSON" + (colon != std::string::npos ? what.substr(colon) : std::string()));
   }
 }
 
@@ -125,23 +153,27 @@ std::shared_ptr<const CompiledGrammar> compile_grammar_source(const GrammarSourc
           }
         }
         return CompiledGrammar::compile(std::move(g));
-      } catch (const GrammarError& e) {
-        throw std::runtime_error(fmt::format("{}:{}", args.grammar_file, e.what()));
+      } catch (Error& e) {
+        e.set_file(args.grammar_file);
+        throw;
       }
     }
     if (args.regex_given) {
       try {
         return CompiledGrammar::compile(parse_regex(args.regex));
-      } catch (const GrammarError& e) {
-        throw std::runtime_error(fmt::format("--regex:{} (pattern: {})", e.what(), args.regex));
+      } catch (const Error& e) {
+        ErrorLocation where = e.location();
+        where.file = "--regex";
+        throw Error(where, fmt::format("{} (pattern: {})", e.message(), args.regex));
       }
     }
     if (!args.schema_file.empty()) {
       const auto doc = read_json(args.schema_file);
       try {
         return from_schema(args.schema_file, compile_json_schema(doc, schema_options(args)));
-      } catch (const SchemaError& e) {
-        throw std::runtime_error(fmt::format("{}: {}", args.schema_file, e.what()));
+      } catch (Error& e) {
+        e.set_file(args.schema_file);
+        throw;
       }
     }
     if (!args.tools_file.empty()) {
@@ -149,12 +181,14 @@ std::shared_ptr<const CompiledGrammar> compile_grammar_source(const GrammarSourc
       try {
         return from_schema(args.tools_file, compile_tool_calls(parse_tool_definitions(doc), schema_options(args),
                                                                args.parallel_tool_calls));
-      } catch (const SchemaError& e) {
-        throw std::runtime_error(fmt::format("{}: {}", args.tools_file, e.what()));
+      } catch (Error& e) {
+        e.set_file(args.tools_file);
+        throw;
       }
     }
   } catch (const ParserLimitError& e) {
-    throw std::runtime_error(e.what());
+    // The empty output's parse, not a place in the grammar text.
+    throw Error(e.message());
   }
   return nullptr;
 }

@@ -41,6 +41,9 @@ struct GrammarSourceArgs {
 /// generating; JSON property order defaults to any order when checking, as JSON objects are
 /// unordered, and to the schema's otherwise).
 void add_grammar_source_options(CLI::App& cmd, GrammarSourceArgs& args, GrammarPurpose purpose);
+/// `--limit NAME=N` (repeatable), applied to the process-wide EngineLimits as it is parsed;
+/// `--limit list` prints the limits and exits 0. Part of add_grammar_source_options.
+void add_limit_option(CLI::App& cmd);
 
 /// The JSON Schema options the grammar options stand for (whitespace, property order,
 /// formats, and generation's bounds when args.purpose is kGenerate).

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "grammar/errors.h"
 #include "runtime/cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -50,6 +51,11 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     if (!e.message.empty()) std::fprintf(stderr, "%s\n", e.message.c_str());
     return e.code;
+  } catch (const lockstep::Error& e) {
+    std::fflush(stdout);
+    const std::string place = e.location().str();
+    std::fprintf(stderr, "%s: error: %s\n", place.empty() ? "lockstep" : place.c_str(), e.message().c_str());
+    return kExitError;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "lockstep: error: %s\n", e.what());

@@ -233,8 +233,10 @@ TEST(Pathological, DeepNestingIsAClearError) {
   try {
     parse_gbnf(deep);
     ADD_FAILURE();
-  } catch (const GrammarError& e) {
-    EXPECT_NE(std::string(e.what()).find("nested more than 500 deep"), std::string::npos);
+  } catch (const LimitError& e) {
+    EXPECT_EQ(e.limit(), "nesting_depth");
+    EXPECT_EQ(e.value(), 500u);
+    EXPECT_EQ(e.location().source->column, 510u) << e.what();
   }
   // 400 levels are fine.
   const std::string ok = "root ::= " + std::string(400, '(') + "\"x\"" + std::string(400, ')');
@@ -268,8 +270,11 @@ TEST(Pathological, AutomatonLimitsAreClearErrors) {
   try {
     CompiledGrammar::compile(parse_gbnf("root ::= [a-z]{200}"), tight);
     ADD_FAILURE();
-  } catch (const GrammarError& e) {
-    EXPECT_NE(std::string(e.what()).find("more than 100 automaton states"), std::string::npos) << e.what();
+  } catch (const LimitError& e) {
+    EXPECT_EQ(e.limit(), "grammar_automaton_states") << e.what();
+    EXPECT_EQ(e.value(), 100u);
+    EXPECT_NE(std::string(e.what()).find("1:1: the grammar's automata (reached at rule 'root') exceeds the limit"),
+              std::string::npos) << e.what();
   }
 }
 

@@ -95,7 +95,7 @@ TEST(Cli, TokenizePrintsIdsOrIdAndBytes) {
                         "/nonexistent.json: no such tokenizer file");
   TempFile bad("lockstep_bad_tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": [1]}}");
   expect_one_line_error(run_cli({"tokenize", "--tokenizer", bad.path.string(), "x"}),
-                        "at /model/vocab: the vocabulary has the wrong type (array)");
+                        "/model/vocab: the vocabulary has the wrong type (array)");
 }
 
 TEST(Cli, ConvertThenGenerateFromGguf) {
