@@ -211,18 +211,7 @@ void GrammarMatcher::prune_implied(std::vector<EarleyParser::Item>& kernel) cons
   kernel.resize(k);
 }
 
-void GrammarMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
-  const Vocabulary& vocab = vocabulary();
-  const size_t n_words = vocab.bitmask_words();
-  if (words.size() < n_words) {
-    throw std::invalid_argument(fmt::format("bitmask has {} words, the vocabulary needs {}",
-                                            words.size(), n_words));
-  }
-  ++counters_.masks;
-  std::fill(words.begin(), words.end(), 0u);
-  if (terminated_) return;
-  const std::span<uint32_t> mask = words.first(n_words);
-
+void GrammarMatcher::collect_kernel() {
   // Kernel items: those not created by prediction at this position. At position 0 the
   // root's start item stands for the whole set.
   const size_t here = parser_.num_bytes();
@@ -239,6 +228,30 @@ void GrammarMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
     context_memo_.clear();
     memo_generation_ = generation;
   }
+}
+
+bool GrammarMatcher::configuration_key(std::vector<uint32_t>& key) {
+  collect_kernel();
+  if (!signature(kernel_, key)) return false;
+  key.push_back(terminated_ ? 1 : 0);
+  key.push_back(static_cast<uint32_t>(memo_generation_));
+  return true;
+}
+
+void GrammarMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
+  const Vocabulary& vocab = vocabulary();
+  const size_t n_words = vocab.bitmask_words();
+  if (words.size() < n_words) {
+    throw std::invalid_argument(fmt::format("bitmask has {} words, the vocabulary needs {}",
+                                            words.size(), n_words));
+  }
+  ++counters_.masks;
+  std::fill(words.begin(), words.end(), 0u);
+  if (terminated_) return;
+  const std::span<uint32_t> mask = words.first(n_words);
+
+  collect_kernel();
+  ConfigurationCache& configurations = cache_->configurations();
   const bool cacheable = use_configurations_ && signature(kernel_, key_);
   std::shared_ptr<const std::vector<uint32_t>> hit;
   if (cacheable && (hit = configurations.find(key_, memo_generation_))) {

@@ -104,6 +104,12 @@ class GrammarMatcher {
   /// determined or the output may end here); at most `max_bytes`. Does not change the state.
   std::string jump_forward_bytes(size_t max_bytes = 4096);
 
+  /// The key under which the mask engine caches this parse configuration's mask (kernel
+  /// items and interned contexts; the same key, the same language from here on). False when
+  /// the configuration has none (contexts nested past the interning depth): then two
+  /// configurations cannot be compared. Does not change the state.
+  bool configuration_key(std::vector<uint32_t>& key);
+
   /// Back to the empty output.
   void reset();
   /// An independent copy (same grammar, vocabulary and shared caches) in the same state.
@@ -130,6 +136,7 @@ class GrammarMatcher {
   static constexpr uint32_t kNoContext = UINT32_MAX;
   uint32_t context_id(uint32_t rule, uint32_t origin, int depth);
   bool signature(std::span<const EarleyParser::Item> kernel, std::vector<uint32_t>& out);
+  void collect_kernel();  // kernel_ of the current set, pruned; refreshes the context memo
   /// Drops the kernel items whose mask another kernel item's mask contains (see the .cpp).
   void prune_implied(std::vector<EarleyParser::Item>& kernel) const;
   void compose(std::span<const EarleyParser::Item> kernel, std::span<uint32_t> words);

@@ -21,6 +21,10 @@ struct CommandExit {
   std::string message;
 };
 
+/// A number option's allowed values, "[lo, hi]" ("(lo, hi]" with `open_lo`; hi may be
+/// infinite); `meaning` explains special values in the message ("0: off").
+CLI::Validator in_range(double lo, double hi, const std::string& meaning, bool open_lo = false);
+
 /// Each registers its subcommand on `app`; the callback runs it. Errors are thrown
 /// (std::exception: exit 2, CommandExit: its own code) and reported by main().
 void add_generate(CLI::App& app);
@@ -28,6 +32,7 @@ void add_tokenize(CLI::App& app);
 void add_convert(CLI::App& app);
 void add_bench(CLI::App& app);
 void add_check(CLI::App& app);
+void add_fuzz(CLI::App& app);
 /// Register `maskbench` and `closing` under the `bench` command.
 void add_maskbench(CLI::App& bench);
 void add_closing_bench(CLI::App& bench);

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   add_convert(app);
   add_bench(app);
   add_check(app);
+  add_fuzz(app);
   if (argc >= 2 && argv[1][0] != '-') {
     std::string names;
     bool known = false;

@@ -1,0 +1,134 @@
+// `lockstep fuzz`: a grammar built to have each defect is reported as such (exit 1 for dead
+// ends, end-of-generation traps and re-check disagreements; the rest with --strict), and a
+// sound grammar exits 0. Real vocabularies where the defect can exist with them; a small
+// tokenizer.json without byte fallback, written here, for the byte-level dead end.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/runtime/cli_runner.h"
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string llama3() { return test_data::shared("vocab/llama3-hf/tokenizer.json").string(); }
+std::string llama2() { return test_data::shared("vocab/llama2/tokenizer.bin").string(); }
+
+// A directory with a byte-less BPE tokenizer.json: tokens "a", "b", "ab", "c", " ", and
+// "</s>" as end of generation (tokenizer_config.json beside it). No "z": it cannot be spelled.
+struct SmallTokenizer {
+  fs::path dir;
+  SmallTokenizer() : dir(fs::temp_directory_path() / ("lockstep_fuzz_tok." + std::to_string(::getpid()))) {
+    fs::create_directories(dir);
+    std::ofstream(dir / "tokenizer.json") << R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "c": 3,
+        " ": 4, "</s>": 5}, "merges": ["a b"]},
+        "added_tokens": [{"id": 5, "content": "</s>", "special": true}]})";
+    std::ofstream(dir / "tokenizer_config.json") << R"({"eos_token": "</s>"})";
+  }
+  ~SmallTokenizer() { fs::remove_all(dir); }
+  std::string path() const { return (dir / "tokenizer.json").string(); }
+};
+
+struct Fuzzed {
+  CliResult r;
+  nlohmann::json report;
+};
+
+Fuzzed fuzz(const std::string& grammar_text, const std::string& tokenizer, std::vector<std::string> extra = {}) {
+  TempFile g("lockstep_fuzz_" + std::to_string(::getpid()) + ".gbnf", grammar_text);
+  std::vector<std::string> args = {"fuzz", "--grammar", g.path.string(), "--tokenizer", tokenizer, "--json",
+                                   "--walks", "40", "--time-limit", "30"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  Fuzzed f{run_cli(args), {}};
+  if (f.r.exit_code == 0 || f.r.exit_code == 1) f.report = nlohmann::json::parse(f.r.out);
+  return f;
+}
+
+TEST(Fuzz, ASoundGrammarExitsZero) {
+  const Fuzzed f = fuzz("root ::= \"{\" [a-z]+ \"}\"\n", llama3());
+  ASSERT_EQ(f.r.exit_code, 0) << f.r.out << f.r.err;
+  EXPECT_TRUE(f.report["dead_ends"].empty());
+  EXPECT_TRUE(f.report["eog_traps"].empty());
+  EXPECT_TRUE(f.report["disagreements"].empty());
+  EXPECT_GT(f.report["finished_walks"].get<int>(), 0);
+}
+
+TEST(Fuzz, AByteNoTokenSpellsIsADeadEnd) {
+  SmallTokenizer tok;
+  const Fuzzed f = fuzz("root ::= \"ab\" \"z\" \"c\"\n", tok.path());
+  ASSERT_EQ(f.r.exit_code, 1) << f.r.out << f.r.err;
+  ASSERT_EQ(f.report["dead_ends"].size(), 1u) << f.r.out;
+  EXPECT_EQ(f.report["dead_ends"][0]["bytes"], "\"ab\"");
+  EXPECT_EQ(f.report["dead_ends"][0]["next_bytes"], "'z'");
+  EXPECT_EQ(f.report["dead_ends"][0]["tokens"], nlohmann::json({2}));  // the shortest way: the token "ab"
+  // The text report names it too.
+  const CliResult human = run_cli({"fuzz", "--regex", "abzc", "--tokenizer", tok.path(), "--walks", "5"});
+  EXPECT_EQ(human.exit_code, 1);
+  EXPECT_NE(human.out.find("dead ends: 1"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("the grammar allows next: 'z'"), std::string::npos) << human.out;
+}
+
+TEST(Fuzz, AnOptionalTailNoTokenSpellsIsAnEndOfGenerationTrap) {
+  SmallTokenizer tok;
+  const Fuzzed f = fuzz("root ::= \"a\" \"zz\"?\n", tok.path());
+  ASSERT_EQ(f.r.exit_code, 1) << f.r.out << f.r.err;
+  EXPECT_TRUE(f.report["dead_ends"].empty());
+  ASSERT_EQ(f.report["eog_traps"].size(), 1u) << f.r.out;
+  EXPECT_EQ(f.report["eog_traps"][0]["bytes"], "\"a\"");
+}
+
+TEST(Fuzz, UnreachableRulesAreReportedWithTheirLineAndColumn) {
+  const std::string g = "root ::= \"x\" item\nitem ::= [0-9]\n  unused ::= \"y\"\n";
+  const Fuzzed f = fuzz(g, llama3());
+  ASSERT_EQ(f.r.exit_code, 0) << f.r.err;  // a warning: fails only with --strict
+  ASSERT_EQ(f.report["unreachable_rules"].size(), 1u) << f.r.out;
+  EXPECT_EQ(f.report["unreachable_rules"][0], nlohmann::json({{"rule", "unused"}, {"line", 3}, {"column", 3}}));
+  EXPECT_EQ(fuzz(g, llama3(), {"--strict"}).r.exit_code, 1);
+}
+
+TEST(Fuzz, TokensNoStateAllowsAreNeverAllowedExactly) {
+  // Lower-case letters only, on Llama 3: every token with a digit is never allowed, and the
+  // breadth-first pass covers the grammar's finitely many configurations.
+  const Fuzzed f = fuzz("root ::= [a-z]+\n", llama3());
+  ASSERT_EQ(f.r.exit_code, 0) << f.r.err;
+  EXPECT_TRUE(f.report["never_allowed_tokens"]["exact"].get<bool>());
+  const auto& ids = f.report["never_allowed_tokens"]["ids"];
+  const auto has = [&](int id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
+  EXPECT_TRUE(has(15));    // "0"
+  EXPECT_TRUE(has(717));   // "12"
+  EXPECT_FALSE(has(64));   // "a"
+}
+
+TEST(Fuzz, TextThatIsASpecialTokenIsANonCanonicalForcedPath) {
+  const Fuzzed f = fuzz("root ::= \"say <|eot_id|>\"\n", llama3());
+  ASSERT_EQ(f.r.exit_code, 0) << f.r.err;
+  ASSERT_EQ(f.report["non_canonical"]["refused"].size(), 1u) << f.r.out;
+  EXPECT_EQ(f.report["non_canonical"]["refused"][0]["canonical"], nlohmann::json({128009}));
+  EXPECT_EQ(fuzz("root ::= \"say <|eot_id|>\"\n", llama3(), {"--strict"}).r.exit_code, 1);
+}
+
+TEST(Fuzz, RegexWalksAreRecheckedWithRe2OnLlama2) {
+  const CliResult r = run_cli({"fuzz", "--regex", "[a-c]{2,4}@[a-z]+\\.(com|org)", "--tokenizer", llama2(), "--walks",
+                               "50", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["rechecks"], nlohmann::json({"earley", "re2"}));
+  EXPECT_GT(report["finished_walks"].get<int>(), 0);
+  EXPECT_TRUE(report["disagreements"].empty());
+}
+
+TEST(Fuzz, UsageErrorsExitTwo) {
+  expect_one_line_error(run_cli({"fuzz", "--regex", "a"}), "give the vocabulary to fuzz against");
+  expect_one_line_error(run_cli({"fuzz", "--tokenizer", llama3()}), "give the grammar to fuzz");
+  expect_one_line_error(run_cli({"fuzz", "--regex", "a", "--tokenizer", llama3(), "--max-steps", "0"}),
+                        "--max-steps: 0 is outside");
+}
+
+}  // namespace
+}  // namespace lockstep
