@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `lockstep fuzz` over real grammars and schemas: every llama.cpp grammar against the Llama 3,
+# Qwen 3, GPT-2 and Llama 2 vocabularies, and the first N schemas of a JSONSchemaBench split
+# against Llama 3. One JSON report per run in OUT_DIR, and a summary line per run.
+#   bash bench/fuzz_real.sh [OUT_DIR] [TIME_LIMIT] [N_SCHEMAS] [SCHEMA_DIR]   (LOCKSTEP_BIN: the binary)
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+shared="$here/../shared"
+out="${1:-$(mktemp -d)}"
+limit="${2:-60}"
+n_schemas="${3:-200}"
+schema_dir="${4:-$shared/schemas/jsonschemabench/Github_easy}"
+bin="${LOCKSTEP_BIN:-$here/build/lockstep}"
+mkdir -p "$out"
+vocabs=(llama3:"$shared/vocab/llama3-hf/tokenizer.json" qwen3:"$shared/vocab/qwen3-hf/tokenizer.json"
+        gpt2:"$shared/vocab/gpt2/encoder.json" llama2:"$shared/vocab/llama2/tokenizer.bin")
+summary() {  # name, exit code, report
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+name, rc, path = sys.argv[1], sys.argv[2], sys.argv[3]
+try:
+    r = json.load(open(path))
+except Exception:
+    print(f"{name}: exit {rc}, no report"); sys.exit()
+print(f"{name}: exit {rc}, {r['seconds']:.1f} s, walks {r['walks']} ({r['finished_walks']} finished), "
+      f"configs {r['configurations']}{' (all)' if r['exhaustive'] else ''}, dead ends {len(r['dead_ends'])}, "
+      f"eog traps {len(r['eog_traps'])}, unreachable {len(r['unreachable_rules'])}, "
+      f"unproductive {len(r['unproductive_rules'])}, never allowed {r['never_allowed_tokens']['count']}"
+      f"{' (exact)' if r['never_allowed_tokens']['exact'] else ''}, non-canonical {len(r['non_canonical']['refused'])}, "
+      f"disagreements {len(r['disagreements'])}")
+PY
+}
+for g in "$shared"/grammars/llama.cpp/*.gbnf; do
+  for v in "${vocabs[@]}"; do
+    name="$(basename "$g" .gbnf)@${v%%:*}"
+    "$bin" fuzz --grammar "$g" --tokenizer "${v#*:}" --time-limit "$limit" --json \
+      >"$out/$name.json" 2>"$out/$name.err"
+    summary "$name" $? "$out/$name.json"
+  done
+done
+ls "$schema_dir"/*.json 2>/dev/null | head -n "$n_schemas" | while read -r s; do
+  name="schema-$(basename "$s" .json)"
+  "$bin" fuzz --schema "$s" --tokenizer "${vocabs[0]#*:}" --time-limit "$limit" --json \
+    >"$out/$name.json" 2>"$out/$name.err"
+  summary "$name" $? "$out/$name.json"
+done
