@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/errors.h"
 #include "runtime/generator.h"
 #include "runtime/gguf.h"
 
@@ -125,7 +126,11 @@ LoadedModel load_model(const std::string& model_arg, const std::string& tokenize
 
   LoadedModel out;
   out.model_path = model_path;
-  if (is_gguf(model_path)) {
+  if (const uintmax_t size = fs::file_size(model_path); size < 4) {
+    throw ModelFormatError(model_path, size, fmt::format("file too short ({} bytes) to be a GGUF or llama2.c model", size));
+  }
+  // A *.gguf without the magic gets GGUF's "wrong magic" error, not llama2.c's.
+  if (is_gguf(model_path) || model_path.ends_with(".gguf")) {
     auto file = std::make_shared<const GgufFile>(model_path);
     out.model = load_gguf_model(file);
     if (tokenizer_arg.empty()) {

@@ -139,5 +139,47 @@ TEST(HostileGguf, LargeIntegersAreReadExactlyAndDimensionsAreRangeChecked) {
   }
 }
 
+TEST(HostileModel, FilesTooShortToBeAModelSaySo) {
+  TempDir dir;
+  for (const std::string& bytes : {std::string(""), std::string("GGU"), std::string("\x01\x02", 2)}) {
+    const std::string e = model_error([&] { load_model(dir.write("model.bin", bytes), kTok); });
+    EXPECT_TRUE(contains(e, fmt::format("model.bin: byte offset {}: file too short ({} bytes) to be a GGUF or llama2.c model",
+                                        bytes.size(), bytes.size())))
+        << e;
+  }
+  // A *.gguf without the magic is reported as a GGUF.
+  const std::string e = model_error([&] { load_model(dir.write("model.gguf", std::string(100, 'x')), kTok); });
+  EXPECT_TRUE(contains(e, "model.gguf: byte offset 0: wrong magic")) << e;
+}
+
+TEST(HostileModel, Llama2cHeaderFieldsAreCheckedBeforeAnyArithmetic) {
+  const std::string good = test_data::read_file(kModel);
+  TempDir dir;
+  struct Case {
+    int field;
+    int32_t value;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {5, INT32_MIN, "vocab_size out of range"},  // was negated before the check
+      {5, -(1 << 22), "vocab_size out of range"},
+      {5, 0, "vocab_size out of range"},
+      {0, INT32_MIN, "dim must be in"},
+      {0, INT32_MAX, "dim must be in"},
+      {1, -1, "hidden_dim must be in"},
+      {2, INT32_MAX, "n_layers must be in"},
+      {3, INT32_MIN, "n_heads must divide dim"},
+      {4, 1 << 30, "n_kv_heads must divide n_heads"},
+      {6, INT32_MIN, "seq_len must be in"},
+  };
+  for (const Case& c : cases) {
+    std::string bytes = good;
+    put<int32_t>(bytes, 4 * c.field, c.value);
+    const std::string e = model_error([&] { load_llama2c_model(dir.write("m.bin", bytes)); });
+    EXPECT_TRUE(contains(e, "m.bin: byte offset 0: header (")) << e;
+    EXPECT_TRUE(contains(e, c.expected)) << c.field << "=" << c.value << ": " << e;
+  }
+}
+
 }  // namespace
 }  // namespace lockstep
