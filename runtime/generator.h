@@ -101,7 +101,8 @@ class BudgetError : public std::runtime_error {
 /// convention applies (the space SentencePiece puts before the first word after BOS is
 /// dropped). `on_text` receives each piece as soon as it is chosen or forced.
 /// Throws std::invalid_argument when the prompt does not fit in the context, BudgetError
-/// when the budget is below what the grammar needs.
+/// when the budget is below what the grammar needs, std::runtime_error when the model computes
+/// a NaN or infinite logit (weights holding NaN / Inf), naming the step.
 GenerateResult generate(const LoadedModel& model, const GenerateOptions& options,
                         const std::function<void(std::string_view)>& on_text = {});
 

@@ -181,5 +181,64 @@ TEST(HostileModel, Llama2cHeaderFieldsAreCheckedBeforeAnyArithmetic) {
   }
 }
 
+TEST(HostileModel, NanOrInfWeightsAreAnErrorNamingTheStep) {
+  TempDir dir;
+  convert_llama2c_to_gguf(kModel, kTok, dir.file("m.gguf"));
+  const GgufFile parsed(dir.file("m.gguf"));
+  std::string bytes = test_data::read_file(dir.file("m.gguf"));
+  GenerateOptions opt;
+  opt.max_tokens = 10;
+  opt.sampling.temperature = 0;
+  {
+    // One NaN in the final norm: every logit is NaN from the prompt on.
+    std::string b = bytes;
+    put<float>(b, parsed.find_tensor("output_norm.weight")->offset, std::numeric_limits<float>::quiet_NaN());
+    const LoadedModel m = load_model(dir.write("nan.gguf", b));
+    try {
+      generate(m, opt);
+      FAIL() << "NaN weights generated";
+    } catch (const std::runtime_error& e) {
+      EXPECT_TRUE(contains(e.what(), "nan.gguf: the model computed a NaN logit for token 0 at generation step 0 (the prompt)"))
+          << e.what();
+    }
+  }
+  {
+    // An untied copy of the model (output.weight apart from token_embd.weight) whose
+    // embedding row of a token generated later is infinite: the logits turn non-finite
+    // only once that token is run.
+    GgufWriter w;
+    w.set_string("general.architecture", "llama");
+    for (const char* key : {"llama.context_length", "llama.embedding_length", "llama.block_count",
+                            "llama.feed_forward_length", "llama.attention.head_count", "llama.attention.head_count_kv"}) {
+      w.set_u32(key, static_cast<uint32_t>(parsed.get_int(key)));
+    }
+    const GenerateResult r = generate(load_model(dir.file("m.gguf")), opt);
+    size_t k = 1;  // the first generated token not generated before it
+    while (k < r.tokens.size() && std::find(r.tokens.begin(), r.tokens.begin() + k, r.tokens[k]) != r.tokens.begin() + k) ++k;
+    ASSERT_LT(k, r.tokens.size());
+    for (const GgufTensorInfo& t : parsed.tensors()) {
+      std::vector<uint8_t> data(bytes.begin() + t.offset, bytes.begin() + t.offset + t.nbytes);
+      if (t.name == "token_embd.weight") {
+        w.add_tensor("output.weight", t.dims, GgmlType::kF32, data);
+        for (int i = 0; i < 64; ++i) {
+          const float inf = std::numeric_limits<float>::infinity();
+          std::memcpy(&data[4 * (64 * static_cast<size_t>(r.tokens[k]) + i)], &inf, 4);
+        }
+      }
+      w.add_tensor(t.name, t.dims, GgmlType::kF32, std::move(data));
+    }
+    w.write(dir.file("inf.gguf"));
+    const LoadedModel m = load_model(dir.file("inf.gguf"), kTok);
+    try {
+      generate(m, opt);
+      FAIL() << "Inf weights generated";
+    } catch (const std::runtime_error& e) {
+      EXPECT_TRUE(contains(e.what(), fmt::format("at generation step {} (after {} generated tokens): its weights hold NaN "
+                                                 "or infinite values", k + 1, k + 1)))
+          << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lockstep
