@@ -18,7 +18,7 @@ const char* to_string(StopReason r) {
     case StopReason::kEndOfGeneration: return "end of generation";
     case StopReason::kMaxTokens: return "max tokens";
     case StopReason::kContextFull: return "context full";
-    case StopReason::kGrammarDeadEnd: return "grammar dead end";
+    case StopReason::kNoTokenAllowed: return "no token allowed";
   }
   return "?";
 }
@@ -201,9 +201,9 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
     }
     const auto ts = Clock::now();
     const int32_t id = chain.sample(logits);
-    if (id < 0) {
+    if (id < 0) {  // nothing has a finite probability: stop rather than emit a token
       result.sampling_seconds += seconds_since(ts);
-      result.stop = StopReason::kGrammarDeadEnd;
+      result.stop = StopReason::kNoTokenAllowed;
       break;
     }
     chain.accept(id);
@@ -227,7 +227,7 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
     d.emit(piece);
     d.pending.push_back(id);
   }
-  result.complete = !matcher || matcher->is_accepting();
+  result.complete = result.stop != StopReason::kNoTokenAllowed && (!matcher || matcher->is_accepting());
   result.generate_seconds = seconds_since(t0);
   return result;
 }
