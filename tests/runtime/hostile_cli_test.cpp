@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -31,6 +32,19 @@ TEST(HostileCli, InputFilesThatNeverEndAreRefusedQuickly) {
   const CliResult r = run_cli({"check", "--regex", "a", "--input-file", "/dev/zero"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(contains(r.err, "/dev/zero: file larger than the 64 MiB limit")) << r.err;
+}
+
+TEST(HostileCli, DeeplyNestedSchemasAreAnErrorNotAStackOverflow) {
+  for (const auto& [open, close] : {std::pair<std::string, std::string>("[", "]"), {R"({"items": )", "}"}}) {
+    std::string doc;
+    for (int i = 0; i < 100000; ++i) doc += open;
+    doc += "{}";
+    for (int i = 0; i < 100000; ++i) doc += close;
+    TempFile f("lockstep_hostile_deep.json", doc);
+    expect_one_line_error(run_cli({"check", "--schema", f.path.string(), "--input", "{}"}),
+                          f.path.string() + ": JSON nested more than 256 levels deep");
+    expect_one_line_error(run_cli({"generate", "--tools", f.path.string()}), "JSON nested more than 256 levels deep");
+  }
 }
 
 TEST(HostileCli, EveryTokenBannedStopsWithExitThreeInsteadOfEmitting) {
