@@ -121,7 +121,8 @@ LoadedModel load_model(const std::string& model_arg, const std::string& tokenize
   } else if (fs::is_regular_file(model_arg)) {
     model_path = model_arg;
   } else {
-    throw std::runtime_error(fmt::format("{}: no such model file or folder", model_arg));
+    throw std::runtime_error(fmt::format("{}: {}", model_arg,
+                                         fs::exists(model_arg) ? "not a regular file or folder" : "no such model file or folder"));
   }
 
   LoadedModel out;
@@ -155,7 +156,8 @@ LoadedModel load_model(const std::string& model_arg, const std::string& tokenize
           model_path));
     }
   } else if (!fs::is_regular_file(tokenizer_path)) {
-    throw std::runtime_error(fmt::format("{}: no such tokenizer file", tokenizer_path));
+    throw std::runtime_error(fmt::format("{}: {}", tokenizer_path,
+                                         fs::exists(tokenizer_path) ? "not a regular file" : "no such tokenizer file"));
   }
 
   out.tokenizer_path = tokenizer_path;

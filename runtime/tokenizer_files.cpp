@@ -484,7 +484,9 @@ std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& f) {
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
-  if (!fs::is_regular_file(path)) throw std::runtime_error(fmt::format("{}: no such tokenizer file", path));
+  if (!fs::is_regular_file(path)) {
+    throw std::runtime_error(fmt::format("{}: {}", path, fs::exists(path) ? "not a regular file" : "no such tokenizer file"));
+  }
   const std::string name = fs::path(path).filename().string();
   {
     MappedFile head(path);

@@ -29,6 +29,9 @@ TEST(HostileCli, InputFilesThatNeverEndAreRefusedQuickly) {
     expect_one_line_error(run_cli({"generate", option, "/dev/zero"}), "/dev/zero: file larger than the 64 MiB limit");
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0) << option;
   }
+  expect_one_line_error(run_cli({"generate", "--model", "/dev/zero"}), "/dev/zero: not a regular file");
+  expect_one_line_error(run_cli({"generate", "--tokenizer", "/dev/zero"}), "/dev/zero: not a regular file");
+  expect_one_line_error(run_cli({"tokenize", "--tokenizer", "/dev/zero", "a"}), "/dev/zero: not a regular file");
   const CliResult r = run_cli({"check", "--regex", "a", "--input-file", "/dev/zero"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(contains(r.err, "/dev/zero: file larger than the 64 MiB limit")) << r.err;
