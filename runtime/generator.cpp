@@ -2,6 +2,7 @@
 #include "runtime/generator.h"
 
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -17,7 +18,7 @@ const char* to_string(StopReason r) {
     case StopReason::kEndOfGeneration: return "end of generation";
     case StopReason::kMaxTokens: return "max tokens";
     case StopReason::kContextFull: return "context full";
-    case StopReason::kGrammarDeadEnd: return "grammar dead end";
+    case StopReason::kNoTokenAllowed: return "no token allowed";
   }
   return "?";
 }
@@ -51,6 +52,20 @@ std::string budget_message(const GenerateOptions& o, int32_t budget, size_t need
                      nlohmann::json(shortest).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), need, text,
                      need > text + healing ? " and an end-of-generation token" : "",
                      healing ? fmt::format(", {} to re-spell the healed prompt", healing) : std::string(), which, need);
+}
+
+// The logits of a forward pass are finite: weights holding NaN or Inf would otherwise
+// generate garbage silently. `step` counts the generated tokens before this pass.
+std::span<const float> checked(std::span<const float> logits, const LoadedModel& m, size_t step) {
+  for (size_t i = 0; i < logits.size(); ++i) {
+    if (!std::isfinite(logits[i])) {
+      throw std::runtime_error(fmt::format(
+          "{}: the model computed a{} logit for token {} at generation step {} ({}): its weights hold NaN or "
+          "infinite values", m.model_path, std::isnan(logits[i]) ? " NaN" : "n infinite", i, step,
+          step == 0 ? "the prompt" : fmt::format("after {} generated tokens", step)));
+    }
+  }
+  return logits;
 }
 
 // What the decode loop shares with its jump-forward step.
@@ -163,7 +178,7 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
   SamplerChain chain = make_sampler_chain(options.sampling, matcher.get(), &vocab, healed);
 
   auto t0 = Clock::now();
-  std::span<const float> logits = state.forward(prompt, 0);
+  std::span<const float> logits = checked(state.forward(prompt, 0), loaded, 0);
   for (const int32_t id : prompt) chain.accept_context(id);
   result.prompt_seconds = seconds_since(t0);
 
@@ -180,15 +195,15 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
       break;
     }
     if (!d.pending.empty()) {
-      logits = state.forward(d.pending, pos);
+      logits = checked(state.forward(d.pending, pos), loaded, result.tokens.size());
       pos += static_cast<int32_t>(d.pending.size());
       d.pending.clear();
     }
     const auto ts = Clock::now();
     const int32_t id = chain.sample(logits);
-    if (id < 0) {
+    if (id < 0) {  // nothing has a finite probability: stop rather than emit a token
       result.sampling_seconds += seconds_since(ts);
-      result.stop = StopReason::kGrammarDeadEnd;
+      result.stop = StopReason::kNoTokenAllowed;
       break;
     }
     chain.accept(id);
@@ -212,7 +227,7 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
     d.emit(piece);
     d.pending.push_back(id);
   }
-  result.complete = !matcher || matcher->is_accepting();
+  result.complete = result.stop != StopReason::kNoTokenAllowed && (!matcher || matcher->is_accepting());
   result.generate_seconds = seconds_since(t0);
   return result;
 }

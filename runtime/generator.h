@@ -42,7 +42,9 @@ enum class StopReason {
   kEndOfGeneration,  ///< an end-of-generation token was chosen
   kMaxTokens,        ///< max_tokens were generated
   kContextFull,      ///< the context (KV cache) is full
-  kGrammarDeadEnd,   ///< the grammar allowed no token (cannot happen with a valid grammar)
+  /// No token had a finite probability: the grammar allowed none the vocabulary can spell,
+  /// or logit biases of -inf removed every one it allowed. The output is incomplete.
+  kNoTokenAllowed,
 };
 const char* to_string(StopReason r);
 
@@ -100,8 +102,11 @@ class BudgetError : public Error {
 /// prompt bytes, with token healing). Without a grammar, the tokenizer's decoding
 /// convention applies (the space SentencePiece puts before the first word after BOS is
 /// dropped). `on_text` receives each piece as soon as it is chosen or forced.
+/// When no token has a finite probability, generation stops there (StopReason::kNoTokenAllowed,
+/// `complete` false) instead of emitting one.
 /// Throws std::invalid_argument when the prompt does not fit in the context, BudgetError
-/// when the budget is below what the grammar needs.
+/// when the budget is below what the grammar needs, std::runtime_error when the model computes
+/// a NaN or infinite logit (weights holding NaN / Inf), naming the step.
 GenerateResult generate(const LoadedModel& model, const GenerateOptions& options,
                         const std::function<void(std::string_view)>& on_text = {});
 

@@ -14,6 +14,18 @@ namespace lockstep {
 namespace {
 
 constexpr uint64_t kDefaultAlignment = 32;
+// Limits on what a GGUF file may declare, so that no size computed from them overflows
+// (they will move into a central EngineLimits): general.alignment (ggml writes 32), and
+// each tensor dimension (below 2^32: a dimension is at most an int32 in the model anyway).
+constexpr uint64_t kMaxAlignment = uint64_t{1} << 20;
+constexpr uint64_t kMaxTensorDimension = UINT32_MAX;
+
+// a · b, or nullopt when it does not fit in 64 bits.
+std::optional<uint64_t> checked_mul(uint64_t a, uint64_t b) {
+  uint64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
 
 size_t scalar_size(GgufType t) {
   switch (t) {
@@ -27,6 +39,7 @@ size_t scalar_size(GgufType t) {
 
 // Bytes of a tensor of `n` elements in ggml type `type`, or 0 for types lockstep does not
 // know the layout of. `row` (ne[0]) must be a multiple of the block size.
+// The caller bounds `n` (by the file size) so that the products cannot overflow.
 uint64_t tensor_bytes(uint32_t type, uint64_t n) {
   switch (static_cast<GgmlType>(type)) {
     case GgmlType::kF32: return n * 4;
@@ -94,7 +107,7 @@ double read_number(Reader& r, GgufType t) {
 
 uint64_t GgufTensorInfo::elements() const {
   uint64_t n = 1;
-  for (uint64_t d : dims) n *= d;
+  for (uint64_t d : dims) n *= d;  // GgufFile checked that the product fits in the file
   return n;
 }
 
@@ -154,16 +167,18 @@ GgufFile::GgufFile(const std::string& path) : file_(path) {
                                 static_cast<uint32_t>(v.element_type)));
       }
     } else if (scalar_size(v.type) != 0) {
-      const double x = read_number(r, v.type);
-      if (v.type == GgufType::kF32 || v.type == GgufType::kF64) {
-        v.scalar = x;
-      } else if (v.type == GgufType::kBool) {
-        v.scalar = x != 0;
-      } else if (v.type == GgufType::kI8 || v.type == GgufType::kI16 || v.type == GgufType::kI32 ||
-                 v.type == GgufType::kI64) {
-        v.scalar = static_cast<int64_t>(x);
-      } else {
-        v.scalar = static_cast<uint64_t>(x);
+      // Integers are read as they are (not through a double, which loses 64-bit values).
+      switch (v.type) {
+        case GgufType::kF32: case GgufType::kF64: v.scalar = read_number(r, v.type); break;
+        case GgufType::kBool: v.scalar = r.read<uint8_t>("a value") != 0; break;
+        case GgufType::kI8: v.scalar = int64_t{r.read<int8_t>("a value")}; break;
+        case GgufType::kI16: v.scalar = int64_t{r.read<int16_t>("a value")}; break;
+        case GgufType::kI32: v.scalar = int64_t{r.read<int32_t>("a value")}; break;
+        case GgufType::kI64: v.scalar = r.read<int64_t>("a value"); break;
+        case GgufType::kU8: v.scalar = uint64_t{r.read<uint8_t>("a value")}; break;
+        case GgufType::kU16: v.scalar = uint64_t{r.read<uint16_t>("a value")}; break;
+        case GgufType::kU32: v.scalar = uint64_t{r.read<uint32_t>("a value")}; break;
+        default: v.scalar = r.read<uint64_t>("a value"); break;
       }
     } else {
       fail(type_at, fmt::format("metadata '{}': unknown value type {}", key,
@@ -177,16 +192,26 @@ GgufFile::GgufFile(const std::string& path) : file_(path) {
     t.name = r.read_string("a tensor name");
     const uint32_t n_dims = r.read<uint32_t>("a tensor's dimension count");
     if (n_dims == 0 || n_dims > 4) fail(at, fmt::format("tensor '{}' has {} dimensions", t.name, n_dims));
+    uint64_t elements = 1;
     for (uint32_t d = 0; d < n_dims; ++d) {
+      const uint64_t dim_at = r.pos();
       t.dims.push_back(r.read<uint64_t>("a tensor dimension"));
-      if (t.dims.back() == 0 || t.dims.back() > (1ull << 40)) {
-        fail(at, fmt::format("tensor '{}' has dimension {}", t.name, t.dims.back()));
+      if (t.dims.back() == 0 || t.dims.back() > kMaxTensorDimension) {
+        fail(dim_at, fmt::format("tensor '{}' has dimension {} (allowed: 1..2^32 - 1)", t.name, t.dims.back()));
       }
+      // Every element takes at least one byte of the file (Q8_0: 34 bytes per 32).
+      const auto product = checked_mul(elements, t.dims.back());
+      if (!product || *product > file_.size()) {
+        fail(dim_at, fmt::format("tensor '{}' has more elements than the file has bytes ({}{})", t.name,
+                                 product ? fmt::format("{}", *product) : std::string("over 2^64"),
+                                 product ? fmt::format(" > {}", file_.size()) : std::string()));
+      }
+      elements = *product;
     }
     const uint64_t type_at = r.pos();
     t.type = r.read<uint32_t>("a tensor type");
     t.offset = r.read<uint64_t>("a tensor offset");
-    t.nbytes = tensor_bytes(t.type, t.elements());
+    t.nbytes = tensor_bytes(t.type, elements);
     if (t.nbytes == 0) {
       fail(type_at, fmt::format("tensor '{}' has type {} ({}); lockstep reads F32, F16, BF16 and "
                                 "Q8_0", t.name, ggml_type_name(t.type), t.type));
@@ -199,7 +224,10 @@ GgufFile::GgufFile(const std::string& path) : file_(path) {
   }
   uint64_t alignment = kDefaultAlignment;
   if (auto a = get_int_opt("general.alignment")) {
-    if (*a <= 0 || (*a & (*a - 1)) != 0) fail(find("general.alignment")->offset, "general.alignment is not a power of two");
+    if (*a <= 0 || (*a & (*a - 1)) != 0 || static_cast<uint64_t>(*a) > kMaxAlignment) {
+      fail(find("general.alignment")->offset,
+           fmt::format("general.alignment {} is not a power of two up to {}", *a, kMaxAlignment));
+    }
     alignment = static_cast<uint64_t>(*a);
   }
   const uint64_t data_start = (r.pos() + alignment - 1) / alignment * alignment;
@@ -208,12 +236,14 @@ GgufFile::GgufFile(const std::string& path) : file_(path) {
       fail(data_start, fmt::format("tensor '{}' data offset {} is not aligned to {}", t.name,
                                    t.offset, alignment));
     }
-    t.offset += data_start;
-    if (t.offset > file_.size() || t.nbytes > file_.size() - t.offset) {
-      fail(std::min<uint64_t>(t.offset, file_.size()),
-           fmt::format("tensor '{}' ({} bytes at offset {}) runs past the end of the file ({} "
+    // Compared without adding: an offset near 2^64 must not wrap around into the file.
+    if (data_start > file_.size() || t.offset > file_.size() - data_start ||
+        t.nbytes > file_.size() - data_start - t.offset) {
+      fail(std::min<uint64_t>(data_start, file_.size()),
+           fmt::format("tensor '{}' ({} bytes at data offset {}) runs past the end of the file ({} "
                        "bytes; truncated?)", t.name, t.nbytes, t.offset, file_.size()));
     }
+    t.offset += data_start;
   }
 }
 
@@ -239,6 +269,7 @@ std::optional<int64_t> GgufFile::get_int_opt(const std::string& key) const {
   const GgufValue* v = find(key);
   if (!v) return std::nullopt;
   if (auto* u = std::get_if<uint64_t>(&v->scalar); u && v->type != GgufType::kString) {
+    if (*u > static_cast<uint64_t>(INT64_MAX)) fail(v->offset, fmt::format("metadata '{}' is {}: out of range", key, *u));
     return static_cast<int64_t>(*u);
   }
   if (auto* i = std::get_if<int64_t>(&v->scalar)) return *i;
@@ -331,6 +362,12 @@ void GgufWriter::set_u32(const std::string& key, uint32_t value) {
 void GgufWriter::set_i32(const std::string& key, int32_t value) {
   std::vector<uint8_t> b;
   put_raw<uint32_t>(b, static_cast<uint32_t>(GgufType::kI32));
+  put_raw(b, value);
+  put(key, std::move(b));
+}
+void GgufWriter::set_u64(const std::string& key, uint64_t value) {
+  std::vector<uint8_t> b;
+  put_raw<uint32_t>(b, static_cast<uint32_t>(GgufType::kU64));
   put_raw(b, value);
   put(key, std::move(b));
 }

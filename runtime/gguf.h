@@ -90,6 +90,7 @@ class GgufWriter {
   void set_string(const std::string& key, const std::string& value);
   void set_u32(const std::string& key, uint32_t value);
   void set_i32(const std::string& key, int32_t value);
+  void set_u64(const std::string& key, uint64_t value);
   void set_f32(const std::string& key, float value);
   void set_bool(const std::string& key, bool value);
   void set_string_array(const std::string& key, const std::vector<std::string>& values);

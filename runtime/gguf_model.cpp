@@ -1,6 +1,8 @@
 // runtime/gguf_model.cpp — llama-architecture models from GGUF, and the llama2.c → GGUF
 // converter.
+#include <cmath>
 #include <cstring>
+#include <tuple>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -13,6 +15,18 @@
 namespace lockstep {
 
 namespace {
+
+// The largest llama dimensions lockstep loads, checked on the raw metadata before any
+// arithmetic (they will move into a central EngineLimits). Real models stay well below:
+// embedding 16,384, feed-forward 53,248, 126 blocks, 128 heads, vocabularies ~262k ids,
+// contexts of a few million tokens. With these, every size the loader computes (d · v,
+// d · h, …) fits in 64 bits and every dimension in an int32.
+constexpr int64_t kMaxEmbedding = int64_t{1} << 16;
+constexpr int64_t kMaxFeedForward = int64_t{1} << 18;
+constexpr int64_t kMaxBlocks = 1024;
+constexpr int64_t kMaxHeads = kMaxEmbedding;
+constexpr int64_t kMaxContext = int64_t{1} << 26;
+constexpr int64_t kMaxVocabSize = int64_t{1} << 21;
 
 // Float32 view of a tensor: the mapped bytes for F32, a dequantized copy otherwise.
 const float* tensor_as_f32(const GgufFile& f, const GgufTensorInfo& t,
@@ -77,18 +91,38 @@ std::shared_ptr<const LlamaModel> load_gguf_model(std::shared_ptr<const GgufFile
     }
     return tensor_as_f32(f, *t, storage->owned);
   };
+  // A dimension from the metadata, range-checked before it is narrowed or multiplied.
+  auto dimension = [&](const std::string& key, int64_t max, std::optional<int64_t> fallback = std::nullopt) {
+    const std::optional<int64_t> v = fallback ? f.get_int_opt(key).value_or(*fallback) : f.get_int(key);
+    if (*v < 1 || *v > max) {
+      throw ModelFormatError(f.path(), f.find(key) ? f.find(key)->offset : 0,
+                             fmt::format("metadata '{}' is {}; lockstep loads 1..{}", key, *v, max));
+    }
+    return static_cast<int32_t>(*v);
+  };
   LlamaConfig c;
-  c.dim = static_cast<int32_t>(f.get_int("llama.embedding_length"));
-  c.hidden_dim = static_cast<int32_t>(f.get_int("llama.feed_forward_length"));
-  c.n_layers = static_cast<int32_t>(f.get_int("llama.block_count"));
-  c.n_heads = static_cast<int32_t>(f.get_int("llama.attention.head_count"));
-  c.n_kv_heads = static_cast<int32_t>(f.get_int_opt("llama.attention.head_count_kv").value_or(c.n_heads));
-  c.seq_len = static_cast<int32_t>(f.get_int("llama.context_length"));
+  c.dim = dimension("llama.embedding_length", kMaxEmbedding);
+  c.hidden_dim = dimension("llama.feed_forward_length", kMaxFeedForward);
+  c.n_layers = dimension("llama.block_count", kMaxBlocks);
+  c.n_heads = dimension("llama.attention.head_count", kMaxHeads);
+  c.n_kv_heads = dimension("llama.attention.head_count_kv", kMaxHeads, c.n_heads);
+  c.seq_len = dimension("llama.context_length", kMaxContext);
   c.rms_eps = static_cast<float>(f.get_float_opt("llama.attention.layer_norm_rms_epsilon").value_or(1e-5));
   c.rope_theta = static_cast<float>(f.get_float_opt("llama.rope.freq_base").value_or(10000.0));
+  for (const auto& [key, x, zero_ok] : {std::tuple("llama.attention.layer_norm_rms_epsilon", c.rms_eps, true),
+                                        std::tuple("llama.rope.freq_base", c.rope_theta, false)}) {
+    if (!std::isfinite(x) || x < 0 || (x == 0 && !zero_ok)) {
+      throw ModelFormatError(f.path(), f.find(key)->offset, fmt::format("metadata '{}' is {}", key, x));
+    }
+  }
   const GgufTensorInfo* emb = f.find_tensor("token_embd.weight");
   if (!emb || emb->dims.size() != 2) {
     throw ModelFormatError(f.path(), 0, "tensor 'token_embd.weight' (2-D) is missing");
+  }
+  if (emb->dims[1] > static_cast<uint64_t>(kMaxVocabSize)) {
+    throw ModelFormatError(f.path(), emb->offset, fmt::format("tensor 'token_embd.weight' has {} rows: more than "
+                                                              "lockstep's maximum vocabulary size ({})",
+                                                              emb->dims[1], kMaxVocabSize));
   }
   c.vocab_size = static_cast<int32_t>(emb->dims[1]);
   if (c.dim <= 0 || c.n_heads <= 0 || c.dim % c.n_heads != 0 || c.n_kv_heads <= 0 ||

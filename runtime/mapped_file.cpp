@@ -3,8 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <algorithm>
 #include <stdexcept>
 
 #include <fcntl.h>
@@ -13,6 +12,8 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+
+#include "runtime/errors.h"
 
 namespace lockstep {
 
@@ -59,17 +60,43 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   return *this;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+std::string read_file(const std::string& path, size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  auto too_large = [&] {
+    const std::string limit = max_bytes % (1 << 20) == 0 ? fmt::format("{} MiB", max_bytes >> 20)
+                                                         : fmt::format("{}-byte", max_bytes);
+    return FileFormatError(path, "", fmt::format("file larger than the {} limit", limit));
+  };
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    throw std::runtime_error(fmt::format("{}: cannot read: it is a directory", path));
+  if (::fstat(fd, &st) != 0) throw std::runtime_error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) throw std::runtime_error(fmt::format("{}: cannot read: it is a directory", path));
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_bytes) throw too_large();
+  std::string out;
+  if (S_ISREG(st.st_mode)) out.reserve(static_cast<size_t>(st.st_size));
+  constexpr size_t kChunk = size_t{1} << 20;
+  for (;;) {
+    // Read up to one byte past the limit: a file that reaches it is too large.
+    const size_t want = std::min(kChunk, max_bytes + 1 - out.size());
+    const size_t at = out.size();
+    out.resize(at + want);
+    const ssize_t got = ::read(fd, out.data() + at, want);
+    if (got < 0) {
+      if (errno == EINTR) {
+        out.resize(at);
+        continue;
+      }
+      throw std::runtime_error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+    }
+    out.resize(at + static_cast<size_t>(got));
+    if (got == 0) break;
+    if (out.size() > max_bytes) throw too_large();
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw std::runtime_error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  return ss.str();
+  return out;
 }
 
 }  // namespace lockstep

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/errors.h"
 #include "runtime/generator.h"
 #include "runtime/gguf.h"
 
@@ -120,12 +121,17 @@ LoadedModel load_model(const std::string& model_arg, const std::string& tokenize
   } else if (fs::is_regular_file(model_arg)) {
     model_path = model_arg;
   } else {
-    throw std::runtime_error(fmt::format("{}: no such model file or folder", model_arg));
+    throw std::runtime_error(fmt::format("{}: {}", model_arg,
+                                         fs::exists(model_arg) ? "not a regular file or folder" : "no such model file or folder"));
   }
 
   LoadedModel out;
   out.model_path = model_path;
-  if (is_gguf(model_path)) {
+  if (const uintmax_t size = fs::file_size(model_path); size < 4) {
+    throw ModelFormatError(model_path, size, fmt::format("file too short ({} bytes) to be a GGUF or llama2.c model", size));
+  }
+  // A *.gguf without the magic gets GGUF's "wrong magic" error, not llama2.c's.
+  if (is_gguf(model_path) || model_path.ends_with(".gguf")) {
     auto file = std::make_shared<const GgufFile>(model_path);
     out.model = load_gguf_model(file);
     if (tokenizer_arg.empty()) {
@@ -150,7 +156,8 @@ LoadedModel load_model(const std::string& model_arg, const std::string& tokenize
           model_path));
     }
   } else if (!fs::is_regular_file(tokenizer_path)) {
-    throw std::runtime_error(fmt::format("{}: no such tokenizer file", tokenizer_path));
+    throw std::runtime_error(fmt::format("{}: {}", tokenizer_path,
+                                         fs::exists(tokenizer_path) ? "not a regular file" : "no such tokenizer file"));
   }
 
   out.tokenizer_path = tokenizer_path;

@@ -33,8 +33,22 @@ const std::set<std::string>& eog_texts() {
 constexpr const char* kHfByteLevelPattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
+// Limits that keep a hostile tokenizer file from allocating memory out of proportion to its
+// size (they will move into a central EngineLimits):
+// - token ids are below kMaxVocabSize: real vocabularies reach ~262k ids (Gemma 3), so
+//   2^21 = 2,097,152 leaves room and bounds the id table at a few tens of MB;
+// - ids are dense: max id + 1 <= 2 × (number of entries) + kMaxVocabHoles, so the id table
+//   (one string and one attribute per id) stays proportional to the file;
+// - a tokenizer file read whole (tokenizer.json, encoder.json, vocab.bpe) is at most
+//   kMaxTokenizerFileBytes (real ones are under 40 MB);
+// - normalizer / pre-tokenizer Sequences nest at most kMaxTokenizerNesting deep.
+constexpr int64_t kMaxVocabSize = int64_t{1} << 21;
+constexpr int64_t kMaxVocabHoles = 1024;
+constexpr size_t kMaxTokenizerFileBytes = size_t{128} << 20;
+constexpr int kMaxTokenizerNesting = 16;
+
 json parse_json_file(const std::string& path) {
-  const std::string text = read_file(path);
+  const std::string text = read_file(path, kMaxTokenizerFileBytes);
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
@@ -42,9 +56,13 @@ json parse_json_file(const std::string& path) {
   }
 }
 
+std::string pointer_text(const json::json_pointer& where) {
+  return "at " + (where.empty() ? std::string("/") : where.to_string());
+}
+
 [[noreturn]] void fail_at(const std::string& path, const json::json_pointer& where,
                           const std::string& message) {
-  throw TokenizerError(path, "at " + (where.empty() ? std::string("/") : where.to_string()), message);
+  throw TokenizerError(path, pointer_text(where), message);
 }
 
 const json& need(const std::string& path, const json& j, const json::json_pointer& ptr,
@@ -57,20 +75,83 @@ const json& need(const std::string& path, const json& j, const json::json_pointe
   return v;
 }
 
+// Type-checked access to the members of the object `obj` found at `at` in `path`: every
+// wrong type is a TokenizerError with its JSON pointer, never a library exception.
+struct Fields {
+  const std::string& path;
+  const json& obj;
+  json::json_pointer at;
+
+  Fields(const std::string& p, const json& o, json::json_pointer a) : path(p), obj(o), at(std::move(a)) {
+    if (!obj.is_object()) fail_at(path, at, fmt::format("expected an object, found {}", obj.type_name()));
+  }
+  // The member, or null when absent or JSON null.
+  const json* find(const char* key) const {
+    auto it = obj.find(key);
+    return it == obj.end() || it->is_null() ? nullptr : &*it;
+  }
+  const json& typed(const char* key, bool ok, const char* type) const {
+    const json& v = *find(key);
+    if (!ok) fail_at(path, at / key, fmt::format("expected {}, found {}", type, v.type_name()));
+    return v;
+  }
+  std::string str(const char* key, const std::string& fallback = "") const {
+    const json* v = find(key);
+    return v ? typed(key, v->is_string(), "a string").get<std::string>() : fallback;
+  }
+  bool boolean(const char* key, bool fallback) const {
+    const json* v = find(key);
+    return v ? typed(key, v->is_boolean(), "a boolean").get<bool>() : fallback;
+  }
+  // An array member (empty when absent).
+  const json& array(const char* key) const {
+    static const json empty = json::array();
+    const json* v = find(key);
+    return v ? typed(key, v->is_array(), "an array") : empty;
+  }
+  // An object member, or null when absent.
+  const json* object(const char* key) const {
+    const json* v = find(key);
+    return v ? &typed(key, v->is_object(), "an object") : nullptr;
+  }
+};
+
 std::string token_content(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"];
   return "";
 }
 
-}  // namespace
+// Checks the id of a vocabulary entry at `at`: an integer in [0, kMaxVocabSize).
+int64_t checked_id(const std::string& path, const json& id, const json::json_pointer& at) {
+  if (!id.is_number_integer()) {
+    fail_at(path, at, fmt::format("a token id must be a non-negative integer, found {}", id.type_name()));
+  }
+  const int64_t v = id.is_number_unsigned() && id.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)
+                        ? INT64_MAX
+                        : id.get<int64_t>();
+  if (v < 0 || v >= kMaxVocabSize) {
+    fail_at(path, at, fmt::format("token id {} is outside 0..{} (lockstep's maximum vocabulary size is {})",
+                                  id.dump(), kMaxVocabSize - 1, kMaxVocabSize));
+  }
+  return v;
+}
 
-std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path) {
-  const json j = parse_json_file(path);
+// Checks that `entries` ids up to `max_id` leave few holes (see kMaxVocabHoles).
+void check_dense(const std::string& path, int64_t max_id, size_t entries, const json::json_pointer& at) {
+  const int64_t allowed = 2 * static_cast<int64_t>(entries) + kMaxVocabHoles;
+  if (max_id + 1 > allowed) {
+    fail_at(path, at, fmt::format("token id {} leaves the vocabulary mostly holes: {} entries may use ids up to {} "
+                                  "(2 × entries + {})", max_id, entries, allowed - 1, kMaxVocabHoles));
+  }
+}
+
+std::unique_ptr<Tokenizer> load_hf_tokenizer_json(const std::string& path, const json& j) {
   using ptr = json::json_pointer;
   if (!j.is_object()) fail_at(path, ptr(""), "a tokenizer.json is a JSON object");
   const json& model = need(path, j, ptr("/model"), json::value_t::object, "the model");
-  const std::string type = model.value("type", "");
+  const Fields mf(path, model, ptr("/model"));
+  const std::string type = mf.str("type");
   if (type != "BPE") {
     fail_at(path, ptr("/model/type"), fmt::format("model type '{}' is not supported (lockstep reads "
                                                   "BPE tokenizers)", type));
@@ -78,22 +159,24 @@ std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path) {
   const json& vocab = need(path, j, ptr("/model/vocab"), json::value_t::object, "the vocabulary");
   VocabData data;
   VocabConfig cfg;
-  size_t n = 0;
+  int64_t max_id = -1;
+  ptr max_at;
   for (const auto& [text, id] : vocab.items()) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > (1 << 24)) {
-      fail_at(path, ptr("/model/vocab") / text, "a token id must be a non-negative integer");
-    }
-    n = std::max(n, static_cast<size_t>(id.get<int64_t>()) + 1);
+    const ptr at = ptr("/model/vocab") / text;
+    if (const int64_t v = checked_id(path, id, at); v > max_id) max_id = v, max_at = at;
   }
-  const json added = j.value("added_tokens", json::array());
+  const json& added = Fields(path, j, ptr("")).array("added_tokens");
   for (size_t i = 0; i < added.size(); ++i) {
     const json& a = added[i];
-    if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content") ||
-        !a["content"].is_string() || a["id"].get<int64_t>() < 0 || a["id"].get<int64_t>() > (1 << 24)) {
-      fail_at(path, ptr("/added_tokens") / i, "an added token needs an integer id and a string content");
+    const ptr at = ptr("/added_tokens") / i;
+    if (!a.is_object() || !a.contains("id") || !a.contains("content") || !a["content"].is_string()) {
+      fail_at(path, at, "an added token needs an integer id and a string content");
     }
-    n = std::max(n, static_cast<size_t>(a["id"].get<int64_t>()) + 1);
+    if (const int64_t v = checked_id(path, a["id"], at / "id"); v > max_id) max_id = v, max_at = at / "id";
+    Fields(path, a, at).boolean("special", false);  // type-checked here, read below
   }
+  check_dense(path, max_id, vocab.size() + added.size(), max_at);
+  const size_t n = static_cast<size_t>(max_id + 1);
   data.tokens.assign(n, "");
   data.attrs.assign(n, TokenAttr::kUnused);
   for (const auto& [text, id] : vocab.items()) {
@@ -121,10 +204,10 @@ std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path) {
     }
   }
   cfg.merge = VocabConfig::Merge::kRanks;
-  cfg.byte_fallback = model.value("byte_fallback", false);
-  cfg.ignore_merges = model.value("ignore_merges", false);
-  if (model.contains("unk_token") && model["unk_token"].is_string()) {
-    if (auto it = vocab.find(model["unk_token"].get<std::string>()); it != vocab.end()) {
+  cfg.byte_fallback = mf.boolean("byte_fallback", false);
+  cfg.ignore_merges = mf.boolean("ignore_merges", false);
+  if (const json* unk = mf.find("unk_token"); unk && unk->is_string()) {
+    if (auto it = vocab.find(unk->get<std::string>()); it != vocab.end()) {
       cfg.unk = it->get<int32_t>();
       data.attrs[cfg.unk] = TokenAttr::kUnknown;
     }
@@ -139,58 +222,63 @@ std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path) {
   }
 
   // normalizer: none, NFC, or SentencePiece's Prepend("▁") + Replace(" ", "▁").
-  std::function<void(const json&, const ptr&)> normalizer = [&](const json& nz, const ptr& at) {
+  std::function<void(const json&, const ptr&, int)> normalizer = [&](const json& nz, const ptr& at, int depth) {
     if (nz.is_null()) return;
-    const std::string t = nz.value("type", "");
+    if (depth > kMaxTokenizerNesting) fail_at(path, at, fmt::format("nested more than {} deep", kMaxTokenizerNesting));
+    const Fields f(path, nz, at);
+    const std::string t = f.str("type");
     if (t == "NFC") {
       cfg.nfc = true;
     } else if (t == "Sequence") {
-      const json& list = nz.value("normalizers", json::array());
-      for (size_t i = 0; i < list.size(); ++i) normalizer(list[i], at / "normalizers" / i);
-    } else if (t == "Prepend" && nz.value("prepend", "") == "\xE2\x96\x81") {
+      const json& list = f.array("normalizers");
+      for (size_t i = 0; i < list.size(); ++i) normalizer(list[i], at / "normalizers" / i, depth + 1);
+    } else if (t == "Prepend" && f.str("prepend") == "\xE2\x96\x81") {
       cfg.add_space_prefix = true;
       cfg.metaspace = true;
-    } else if (t == "Replace" && nz.contains("pattern") && nz["pattern"].value("String", "") == " " &&
-               nz.value("content", "") == "\xE2\x96\x81") {
+    } else if (const json* pattern = t == "Replace" ? f.object("pattern") : nullptr;
+               pattern && Fields(path, *pattern, at / "pattern").str("String") == " " && f.str("content") == "\xE2\x96\x81") {
       cfg.metaspace = true;
     } else {
       fail_at(path, at, fmt::format("normalizer '{}' is not supported", t));
     }
   };
-  normalizer(j.value("normalizer", json()), ptr("/normalizer"));
+  // (No copies of the input's values: copying a deeply nested value recurses.)
+  const Fields top(path, j, ptr(""));
+  if (const json* nz = top.find("normalizer")) normalizer(*nz, ptr("/normalizer"), 0);
 
-  std::function<void(const json&, const ptr&)> pre = [&](const json& pt, const ptr& at) {
+  std::function<void(const json&, const ptr&, int)> pre = [&](const json& pt, const ptr& at, int depth) {
     if (pt.is_null()) return;
-    const std::string t = pt.value("type", "");
+    if (depth > kMaxTokenizerNesting) fail_at(path, at, fmt::format("nested more than {} deep", kMaxTokenizerNesting));
+    const Fields f(path, pt, at);
+    const std::string t = f.str("type");
     if (t == "Sequence") {
-      const json& list = pt.value("pretokenizers", json::array());
-      for (size_t i = 0; i < list.size(); ++i) pre(list[i], at / "pretokenizers" / i);
+      const json& list = f.array("pretokenizers");
+      for (size_t i = 0; i < list.size(); ++i) pre(list[i], at / "pretokenizers" / i, depth + 1);
     } else if (t == "Split") {
-      if (!pt.contains("pattern") || !pt["pattern"].contains("Regex") || pt.value("invert", false) ||
-          pt.value("behavior", "") != "Isolated") {
+      const json* pattern = f.object("pattern");
+      const json* regex = pattern ? Fields(path, *pattern, at / "pattern").find("Regex") : nullptr;
+      if (!regex || f.boolean("invert", false) || f.str("behavior") != "Isolated") {
         fail_at(path, at, "only Split with a Regex pattern, behavior Isolated, invert false is supported");
       }
+      const std::string re = Fields(path, *pattern, at / "pattern").str("Regex");
       try {
-        cfg.splitters.emplace_back(pt["pattern"]["Regex"].get<std::string>());
+        cfg.splitters.emplace_back(re);
       } catch (const std::invalid_argument& e) {
         fail_at(path, at / "pattern" / "Regex", e.what());
       }
     } else if (t == "ByteLevel") {
       cfg.byte_level = true;
-      if (pt.value("add_prefix_space", false)) cfg.add_space_prefix = true;
-      if (pt.value("use_regex", true)) cfg.splitters.emplace_back(kHfByteLevelPattern);
+      if (f.boolean("add_prefix_space", false)) cfg.add_space_prefix = true;
+      if (f.boolean("use_regex", true)) cfg.splitters.emplace_back(kHfByteLevelPattern);
     } else if (t == "Metaspace") {
       cfg.metaspace = true;
-      const std::string scheme = pt.value("prepend_scheme", pt.value("add_prefix_space", true) ? "always" : "never");
+      const std::string scheme = f.str("prepend_scheme", f.boolean("add_prefix_space", true) ? "always" : "never");
       cfg.add_space_prefix = scheme != "never";
     } else {
       fail_at(path, at, fmt::format("pre-tokenizer '{}' is not supported", t));
     }
   };
-  pre(j.value("pre_tokenizer", json()), ptr("/pre_tokenizer"));
-  if (!cfg.byte_level && !cfg.metaspace && !cfg.byte_fallback && !cfg.splitters.empty()) {
-    // A Split-only BPE over raw text: fine as it is.
-  }
+  if (const json* pt = top.find("pre_tokenizer")) pre(*pt, ptr("/pre_tokenizer"), 0);
   cfg.decode_strips_prefix = cfg.add_space_prefix && cfg.metaspace;
 
   // BOS / EOS: tokenizer_config.json beside the file, else the post-processor template.
@@ -204,22 +292,27 @@ std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path) {
   const fs::path config_path = fs::path(path).parent_path() / "tokenizer_config.json";
   bool add_bos_known = false;
   if (fs::is_regular_file(config_path)) {
-    const json c = parse_json_file(config_path.string());
-    if (c.contains("bos_token")) cfg.bos = id_of(token_content(c["bos_token"]));
-    if (c.contains("eos_token")) cfg.eos = id_of(token_content(c["eos_token"]));
-    if (c.contains("add_bos_token") && c["add_bos_token"].is_boolean()) {
-      cfg.add_bos = c["add_bos_token"].get<bool>();
+    const std::string cpath = config_path.string();
+    const json c = parse_json_file(cpath);
+    const Fields cf(cpath, c, ptr(""));
+    if (const json* b = cf.find("bos_token")) cfg.bos = id_of(token_content(*b));
+    if (const json* e = cf.find("eos_token")) cfg.eos = id_of(token_content(*e));
+    if (const json* a = cf.find("add_bos_token"); a && a->is_boolean()) {
+      cfg.add_bos = a->get<bool>();
       add_bos_known = true;
     }
   }
-  if (j.contains("post_processor") && j["post_processor"].is_object() &&
-      j["post_processor"].value("type", "") == "TemplateProcessing") {
-    const json single = j["post_processor"].value("single", json::array());
-    if (!single.empty() && single[0].contains("SpecialToken")) {
-      const int32_t bos = id_of(single[0]["SpecialToken"].value("id", ""));
-      if (bos >= 0) {
-        if (cfg.bos < 0) cfg.bos = bos;
-        if (!add_bos_known) cfg.add_bos = true;
+  if (const json* pp = top.find("post_processor");
+      pp && pp->is_object() && Fields(path, *pp, ptr("/post_processor")).str("type") == "TemplateProcessing") {
+    const json& single = Fields(path, *pp, ptr("/post_processor")).array("single");
+    if (!single.empty() && single[0].is_object()) {
+      const ptr at = ptr("/post_processor/single/0");
+      if (const json* st = Fields(path, single[0], at).object("SpecialToken")) {
+        const int32_t bos = id_of(Fields(path, *st, at / "SpecialToken").str("id"));
+        if (bos >= 0) {
+          if (cfg.bos < 0) cfg.bos = bos;
+          if (!add_bos_known) cfg.add_bos = true;
+        }
       }
     }
   }
@@ -235,25 +328,38 @@ std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path) {
   }
 }
 
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path) {
+  const json j = parse_json_file(path);
+  try {
+    return load_hf_tokenizer_json(path, j);
+  } catch (const json::exception& e) {
+    // A shape the checks above missed: still an error naming the file, not a library one.
+    throw TokenizerError(path, "", fmt::format("unexpected JSON structure ({})", e.what()));
+  }
+}
+
 std::unique_ptr<Tokenizer> load_gpt2_tokenizer(const std::string& encoder_json, const std::string& vocab_bpe) {
   const json enc = parse_json_file(encoder_json);
   if (!enc.is_object()) fail_at(encoder_json, json::json_pointer(""), "encoder.json maps token → id");
   VocabData data;
   VocabConfig cfg;
-  size_t n = 0;
+  int64_t max_id = -1;
+  json::json_pointer max_at;
   for (const auto& [text, id] : enc.items()) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > (1 << 24)) {
-      fail_at(encoder_json, json::json_pointer("/" + text), "a token id must be a non-negative integer");
-    }
-    n = std::max(n, id.get<size_t>() + 1);
+    const json::json_pointer at = json::json_pointer("") / text;
+    if (const int64_t v = checked_id(encoder_json, id, at); v > max_id) max_id = v, max_at = at;
   }
+  check_dense(encoder_json, max_id, enc.size(), max_at);
+  const size_t n = static_cast<size_t>(max_id + 1);
   data.tokens.assign(n, "");
   data.attrs.assign(n, TokenAttr::kUnused);
   for (const auto& [text, id] : enc.items()) {
     data.tokens[id.get<size_t>()] = text;
     data.attrs[id.get<size_t>()] = text == "<|endoftext|>" ? TokenAttr::kControl : TokenAttr::kNormal;
   }
-  const std::string bpe = read_file(vocab_bpe);
+  const std::string bpe = read_file(vocab_bpe, kMaxTokenizerFileBytes);
   size_t pos = 0, line_no = 0;
   while (pos < bpe.size()) {
     size_t end = bpe.find('\n', pos);
@@ -275,7 +381,11 @@ std::unique_ptr<Tokenizer> load_gpt2_tokenizer(const std::string& encoder_json, 
   if (auto it = enc.find("<|endoftext|>"); it != enc.end()) {
     cfg.bos = cfg.eos = it->get<int32_t>();
   }
-  return std::make_unique<VocabTokenizer>(std::move(data), std::move(cfg));
+  try {
+    return std::make_unique<VocabTokenizer>(std::move(data), std::move(cfg));
+  } catch (const std::invalid_argument& e) {
+    throw TokenizerError(encoder_json, "", e.what());
+  }
 }
 
 std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& f) {
@@ -284,6 +394,11 @@ std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& f) {
   VocabConfig cfg;
   data.tokens = f.get_string_array("tokenizer.ggml.tokens");
   const size_t n = data.tokens.size();
+  if (n > static_cast<size_t>(kMaxVocabSize)) {
+    throw ModelFormatError(f.path(), f.find("tokenizer.ggml.tokens")->offset,
+                           fmt::format("{} tokens: more than lockstep's maximum vocabulary size ({})", n,
+                                       kMaxVocabSize));
+  }
   auto check_len = [&](const std::string& key, size_t len) {
     if (len != n) {
       throw ModelFormatError(f.path(), f.find(key)->offset,
@@ -295,7 +410,7 @@ std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& f) {
     const auto& types = f.get_number_array("tokenizer.ggml.token_type");
     check_len("tokenizer.ggml.token_type", types.size());
     for (size_t i = 0; i < n; ++i) {
-      switch (static_cast<int>(types[i])) {
+      switch (types[i] >= 0 && types[i] <= 6 ? static_cast<int>(types[i]) : 0) {
         case 1: data.attrs[i] = TokenAttr::kNormal; break;
         case 2: data.attrs[i] = TokenAttr::kUnknown; break;
         case 3: data.attrs[i] = TokenAttr::kControl; break;
@@ -369,7 +484,9 @@ std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& f) {
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
-  if (!fs::is_regular_file(path)) throw std::runtime_error(fmt::format("{}: no such tokenizer file", path));
+  if (!fs::is_regular_file(path)) {
+    throw std::runtime_error(fmt::format("{}: {}", path, fs::exists(path) ? "not a regular file" : "no such tokenizer file"));
+  }
   const std::string name = fs::path(path).filename().string();
   {
     MappedFile head(path);

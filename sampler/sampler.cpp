@@ -207,6 +207,7 @@ class Greedy : public LogitsProcessor {
         c.selected = t.id;
       }
     }
+    if (best == -std::numeric_limits<float>::infinity()) c.selected = -1;  // every logit -inf: none allowed
   }
   std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<Greedy>(*this); }
 };
@@ -219,6 +220,8 @@ class Draw : public LogitsProcessor {
     c.selected = -1;
     if (c.data.empty()) return;
     c.softmax();
+    // Every logit -inf (e.g. biased away): no token has a probability, none is drawn.
+    if (c.data[0].logit == -std::numeric_limits<float>::infinity()) return;
     const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;  // [0, 1)
     double cum = 0;
     for (const auto& t : c.data) {

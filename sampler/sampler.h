@@ -91,10 +91,11 @@ std::unique_ptr<LogitsProcessor> make_top_k(int32_t k);
 std::unique_ptr<LogitsProcessor> make_top_p(float p);
 /// Keeps tokens with probability >= p · (largest probability) (p <= 0: no-op).
 std::unique_ptr<LogitsProcessor> make_min_p(float p);
-/// Selects the largest logit (ties: lowest id).
+/// Selects the largest logit (ties: lowest id); none when every logit is -inf.
 std::unique_ptr<LogitsProcessor> make_greedy();
 /// Softmax, then draws from the distribution with a 64-bit Mersenne Twister seeded once
-/// (at construction and on reset()): the same seed gives the same draws.
+/// (at construction and on reset()): the same seed gives the same draws. Draws none when
+/// every logit is -inf.
 std::unique_ptr<LogitsProcessor> make_draw(uint64_t seed);
 
 class SamplerChain {
@@ -107,7 +108,7 @@ class SamplerChain {
 
   void add(std::unique_ptr<LogitsProcessor> p) { processors_.push_back(std::move(p)); }
   /// Runs every processor on `c`. Returns the selected id, or -1 when nothing is left
-  /// (e.g. the grammar allows no token).
+  /// (e.g. the grammar allows no token) or every token left has a logit of -inf.
   int32_t sample(Candidates& c);
   /// Convenience: candidates from logits: float[n_vocab], then sample.
   int32_t sample(std::span<const float> logits);

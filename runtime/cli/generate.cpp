@@ -82,10 +82,15 @@ void run_generate(const GenerateArgs& a) {
     if (eq == std::string::npos) {
       throw std::runtime_error(fmt::format("--logit-bias '{}': expected TOKEN_ID=BIAS", b));
     }
+    float bias;
     try {
-      opt.sampling.logit_bias[std::stoi(b.substr(0, eq))] = std::stof(b.substr(eq + 1));
+      opt.sampling.logit_bias[std::stoi(b.substr(0, eq))] = bias = std::stof(b.substr(eq + 1));
     } catch (const std::logic_error&) {
       throw std::runtime_error(fmt::format("--logit-bias '{}': expected TOKEN_ID=BIAS", b));
+    }
+    // NaN or +inf would make every probability NaN; -inf bans the token.
+    if (std::isnan(bias) || bias == HUGE_VALF) {
+      throw std::runtime_error(fmt::format("--logit-bias '{}': a bias is a finite number or -inf", b));
     }
   }
   opt.grammar = compile_grammar_source(a.grammar);
@@ -114,6 +119,16 @@ void run_generate(const GenerateArgs& a) {
   }
   std::fflush(stdout);
   print_statistics(r, opt.sampling.seed);
+  if (r.stop == StopReason::kNoTokenAllowed) {
+    throw CommandExit{kExitIncomplete,
+                      fmt::format("lockstep: incomplete output: no token of the vocabulary is allowed at byte offset {} of "
+                                  "the output ({}; generation stopped after {} tokens)",
+                                  r.text.size(),
+                                  opt.grammar ? "the grammar allows no token the vocabulary has, or the logit biases "
+                                                "ban all it allows"
+                                              : "the logit biases ban every token",
+                                  r.tokens.size())};
+  }
   if (!r.complete) {
     throw CommandExit{kExitIncomplete, fmt::format("lockstep: incomplete output: generation stopped ({}) before the grammar "
                                      "accepted the text",

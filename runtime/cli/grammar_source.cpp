@@ -80,10 +80,24 @@ void add_limit_option(CLI::App& cmd) {
 
 namespace {
 
+// Schema and tool files nest at most this deep (real schemas stay under ~50 levels): the
+// schema compiler walks them recursively, and a file of 100,000 '[' must be an error, not a
+// stack overflow. (To move into a central EngineLimits.)
+constexpr int kMaxJsonDepth = 256;
+
 nlohmann::ordered_json read_json(const std::string& path) {
   const std::string text = read_file(path);
   try {
-    return nlohmann::ordered_json::parse(text);
+    bool too_deep = false;
+    auto result = nlohmann::ordered_json::parse(
+        text, [&](int depth, nlohmann::ordered_json::parse_event_t, const nlohmann::ordered_json&) {
+          if (depth > kMaxJsonDepth) too_deep = true;
+          return !too_deep;  // discards the rest; the parse ends without building it
+        });
+    if (too_deep) {
+      throw std::runtime_error(fmt::format("{}: JSON nested more than {} levels deep", path, kMaxJsonDepth));
+    }
+    return result;
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is 1-based: the byte just read when the error was found.
     size_t line = 1, column = 1;

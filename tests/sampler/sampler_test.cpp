@@ -1,5 +1,7 @@
 // The sampling chain reproduces the standard worked example (logits 6, 5, 4.5, 3.5, 2, 0).
 #include <cmath>
+#include <limits>
+#include <map>
 
 #include <gtest/gtest.h>
 
@@ -227,6 +229,27 @@ TEST(Sampler, RejectsOutOfRangeParameters) {
   p = {};
   p.repeat_penalty = 0.0f;
   EXPECT_THROW(make_sampler_chain(p, nullptr), std::invalid_argument);
+}
+
+TEST(Sampler, EveryLogitBannedSelectsNothing) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::map<int32_t, float> bias;
+  for (int32_t id = 0; id < 6; ++id) bias[id] = -inf;
+  for (const bool greedy : {true, false}) {
+    SamplerChain chain;
+    chain.add(make_logit_bias(bias));
+    chain.add(make_top_k(3));
+    chain.add(make_top_p(0.9f));
+    chain.add(make_min_p(0.1f));
+    chain.add(greedy ? make_greedy() : make_draw(1));
+    EXPECT_EQ(chain.sample(kLogits), -1) << (greedy ? "greedy" : "draw");
+  }
+  // One token left with a finite logit is chosen.
+  bias.erase(4);
+  SamplerChain chain;
+  chain.add(make_logit_bias(bias));
+  chain.add(make_draw(1));
+  EXPECT_EQ(chain.sample(kLogits), 4);
 }
 
 }  // namespace
