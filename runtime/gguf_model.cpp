@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "grammar/limits.h"
 #include "runtime/errors.h"
 #include "runtime/gguf.h"
 #include "runtime/model.h"
@@ -26,7 +27,6 @@ constexpr int64_t kMaxFeedForward = int64_t{1} << 18;
 constexpr int64_t kMaxBlocks = 1024;
 constexpr int64_t kMaxHeads = kMaxEmbedding;
 constexpr int64_t kMaxContext = int64_t{1} << 26;
-constexpr int64_t kMaxVocabSize = int64_t{1} << 21;
 
 // Float32 view of a tensor: the mapped bytes for F32, a dequantized copy otherwise.
 const float* tensor_as_f32(const GgufFile& f, const GgufTensorInfo& t,
@@ -119,10 +119,10 @@ std::shared_ptr<const LlamaModel> load_gguf_model(std::shared_ptr<const GgufFile
   if (!emb || emb->dims.size() != 2) {
     throw ModelFormatError(f.path(), 0, "tensor 'token_embd.weight' (2-D) is missing");
   }
-  if (emb->dims[1] > static_cast<uint64_t>(kMaxVocabSize)) {
+  if (emb->dims[1] > static_cast<uint64_t>(static_cast<int64_t>(engine_limits().vocab_size))) {
     throw ModelFormatError(f.path(), emb->offset, fmt::format("tensor 'token_embd.weight' has {} rows: more than "
                                                               "lockstep's maximum vocabulary size ({})",
-                                                              emb->dims[1], kMaxVocabSize));
+                                                              emb->dims[1], static_cast<int64_t>(engine_limits().vocab_size)));
   }
   c.vocab_size = static_cast<int32_t>(emb->dims[1]);
   if (c.dim <= 0 || c.n_heads <= 0 || c.dim % c.n_heads != 0 || c.n_kv_heads <= 0 ||

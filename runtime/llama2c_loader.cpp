@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "grammar/limits.h"
 #include "runtime/errors.h"
 #include "runtime/mapped_file.h"
 #include "runtime/model.h"
@@ -18,7 +19,6 @@ namespace {
 constexpr int32_t kMaxDim = 1 << 16;
 constexpr int32_t kMaxHiddenDim = 1 << 18;
 constexpr int32_t kMaxLayers = 1024;
-constexpr int32_t kMaxVocabSize = 1 << 21;  // as for tokenizer files
 constexpr int32_t kMaxSeqLen = 1 << 20;
 
 // a · b and a + b, throwing when the result does not fit in 64 bits (cannot happen within
@@ -54,7 +54,7 @@ std::shared_ptr<const LlamaModel> load_llama2c_model(const std::string& path) {
   const std::string header = fmt::format(
       "dim={} hidden_dim={} n_layers={} n_heads={} n_kv_heads={} vocab_size={} seq_len={}", h[0],
       h[1], h[2], h[3], h[4], h[5], h[6]);
-  auto bad = [&](const char* why) {
+  auto bad = [&](const std::string& why) {
     throw ModelFormatError(path, 0, fmt::format("header ({}) is not a llama2.c checkpoint: {}",
                                                 header, why));
   };
@@ -65,7 +65,10 @@ std::shared_ptr<const LlamaModel> load_llama2c_model(const std::string& path) {
   if (h[2] <= 0 || h[2] > kMaxLayers) bad("n_layers must be in 1..1024");
   if (h[3] <= 0 || h[3] > h[0] || h[0] % h[3] != 0) bad("n_heads must divide dim");
   if (h[4] <= 0 || h[4] > h[3] || h[3] % h[4] != 0) bad("n_kv_heads must divide n_heads");
-  if (h[5] == 0 || h[5] < -kMaxVocabSize || h[5] > kMaxVocabSize) bad("vocab_size out of range (1..2097152, negated or not)");
+  const int64_t max_vocab = static_cast<int64_t>(std::min<uint64_t>(engine_limits().vocab_size, INT32_MAX));
+  if (h[5] == 0 || h[5] < -max_vocab || h[5] > max_vocab) {
+    bad(fmt::format("vocab_size out of range (1..{}, negated or not; --limit vocab_size=N)", max_vocab));
+  }
   if (h[6] <= 0 || h[6] > kMaxSeqLen) bad("seq_len must be in 1..1048576");
   LlamaConfig c;
   c.dim = h[0];

@@ -1,6 +1,8 @@
 // runtime/mapped_file.cpp — see mapped_file.h.
 #include "runtime/mapped_file.h"
 
+#include "grammar/limits.h"
+
 #include <cerrno>
 #include <cstring>
 #include <algorithm>
@@ -61,6 +63,8 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 }
 
 std::string read_file(const std::string& path, size_t max_bytes) {
+  const bool source_limit = max_bytes == 0;
+  if (source_limit) max_bytes = static_cast<size_t>(engine_limits().source_bytes);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   struct Closer {
@@ -70,7 +74,8 @@ std::string read_file(const std::string& path, size_t max_bytes) {
   auto too_large = [&] {
     const std::string limit = max_bytes % (1 << 20) == 0 ? fmt::format("{} MiB", max_bytes >> 20)
                                                          : fmt::format("{}-byte", max_bytes);
-    return FileFormatError(path, "", fmt::format("file larger than the {} limit", limit));
+    return FileFormatError(path, "", fmt::format("file larger than the {} limit{}", limit,
+                                                 source_limit ? " (raise it with --limit source_bytes=N)" : ""));
   };
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw std::runtime_error(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));

@@ -30,14 +30,12 @@ class MappedFile {
   size_t size_ = 0;
 };
 
-/// The largest text file read whole into memory: grammars, schemas, tool lists, `check`
-/// inputs. Reading stops there, so `--grammar /dev/zero` fails at once instead of eating memory.
-inline constexpr size_t kMaxTextFileBytes = size_t{64} << 20;  // 64 MiB
-
-/// Reads a whole file into a string, at most `max_bytes` of it. Throws std::runtime_error
-/// naming the path when it cannot be read, FileFormatError ("file larger than the 64 MiB
-/// limit") when it holds more than `max_bytes` — found without reading a regular file, and
-/// after max_bytes + 1 bytes of anything else (a device, a pipe).
-std::string read_file(const std::string& path, size_t max_bytes = kMaxTextFileBytes);
+/// Reads a whole file into a string, at most `max_bytes` of it (0: EngineLimits::source_bytes,
+/// 64 MiB by default: grammars, schemas, tool lists, `check` inputs), so `--grammar /dev/zero`
+/// fails at once instead of eating memory. Throws std::runtime_error naming the path when it
+/// cannot be read, FileFormatError ("file larger than the 64 MiB limit") when it holds more
+/// than `max_bytes` — found without reading a regular file, and after max_bytes + 1 bytes of
+/// anything else (a device, a pipe).
+std::string read_file(const std::string& path, size_t max_bytes = 0);
 
 }  // namespace lockstep

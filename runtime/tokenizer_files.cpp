@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "grammar/limits.h"
 #include "runtime/errors.h"
 #include "runtime/gguf.h"
 #include "runtime/mapped_file.h"
@@ -35,15 +36,15 @@ constexpr const char* kHfByteLevelPattern =
 
 // Limits that keep a hostile tokenizer file from allocating memory out of proportion to its
 // size (they will move into a central EngineLimits):
-// - token ids are below kMaxVocabSize: real vocabularies reach ~262k ids (Gemma 3), so
+// - token ids are below max_vocab_size(): real vocabularies reach ~262k ids (Gemma 3), so
 //   2^21 = 2,097,152 leaves room and bounds the id table at a few tens of MB;
 // - ids are dense: max id + 1 <= 2 × (number of entries) + kMaxVocabHoles, so the id table
 //   (one string and one attribute per id) stays proportional to the file;
 // - a tokenizer file read whole (tokenizer.json, encoder.json, vocab.bpe) is at most
 //   kMaxTokenizerFileBytes (real ones are under 40 MB);
 // - normalizer / pre-tokenizer Sequences nest at most kMaxTokenizerNesting deep.
-constexpr int64_t kMaxVocabSize = int64_t{1} << 21;
 constexpr int64_t kMaxVocabHoles = 1024;
+int64_t max_vocab_size() { return static_cast<int64_t>(engine_limits().vocab_size); }
 constexpr size_t kMaxTokenizerFileBytes = size_t{128} << 20;
 constexpr int kMaxTokenizerNesting = 16;
 
@@ -122,7 +123,7 @@ std::string token_content(const json& v) {
   return "";
 }
 
-// Checks the id of a vocabulary entry at `at`: an integer in [0, kMaxVocabSize).
+// Checks the id of a vocabulary entry at `at`: an integer in [0, max_vocab_size()).
 int64_t checked_id(const std::string& path, const json& id, const json::json_pointer& at) {
   if (!id.is_number_integer()) {
     fail_at(path, at, fmt::format("a token id must be a non-negative integer, found {}", id.type_name()));
@@ -130,9 +131,9 @@ int64_t checked_id(const std::string& path, const json& id, const json::json_poi
   const int64_t v = id.is_number_unsigned() && id.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)
                         ? INT64_MAX
                         : id.get<int64_t>();
-  if (v < 0 || v >= kMaxVocabSize) {
+  if (v < 0 || v >= max_vocab_size()) {
     fail_at(path, at, fmt::format("token id {} is outside 0..{} (lockstep's maximum vocabulary size is {})",
-                                  id.dump(), kMaxVocabSize - 1, kMaxVocabSize));
+                                  id.dump(), max_vocab_size() - 1, max_vocab_size()));
   }
   return v;
 }
@@ -394,10 +395,10 @@ std::unique_ptr<Tokenizer> load_gguf_tokenizer(const GgufFile& f) {
   VocabConfig cfg;
   data.tokens = f.get_string_array("tokenizer.ggml.tokens");
   const size_t n = data.tokens.size();
-  if (n > static_cast<size_t>(kMaxVocabSize)) {
+  if (n > static_cast<size_t>(max_vocab_size())) {
     throw ModelFormatError(f.path(), f.find("tokenizer.ggml.tokens")->offset,
                            fmt::format("{} tokens: more than lockstep's maximum vocabulary size ({})", n,
-                                       kMaxVocabSize));
+                                       max_vocab_size()));
   }
   auto check_len = [&](const std::string& key, size_t len) {
     if (len != n) {

@@ -82,8 +82,7 @@ namespace {
 
 // Schema and tool files nest at most this deep (real schemas stay under ~50 levels): the
 // schema compiler walks them recursively, and a file of 100,000 '[' must be an error, not a
-// stack overflow. (To move into a central EngineLimits.)
-constexpr int kMaxJsonDepth = 256;
+// stack overflow: EngineLimits::nesting_depth bounds it.
 
 nlohmann::ordered_json read_json(const std::string& path) {
   const std::string text = read_file(path);
@@ -91,11 +90,13 @@ nlohmann::ordered_json read_json(const std::string& path) {
     bool too_deep = false;
     auto result = nlohmann::ordered_json::parse(
         text, [&](int depth, nlohmann::ordered_json::parse_event_t, const nlohmann::ordered_json&) {
-          if (depth > kMaxJsonDepth) too_deep = true;
+          if (static_cast<uint64_t>(depth) > engine_limits().nesting_depth) too_deep = true;
           return !too_deep;  // discards the rest; the parse ends without building it
         });
     if (too_deep) {
-      throw std::runtime_error(fmt::format("{}: JSON nested more than {} levels deep", path, kMaxJsonDepth));
+      ErrorLocation where;
+      where.file = path;
+      throw LimitError(where, "nesting_depth", engine_limits().nesting_depth, "the JSON's nesting");
     }
     return result;
   } catch (const nlohmann::json::parse_error& e) {

