@@ -56,7 +56,8 @@ class Explorer {
 
   // Records the allowed tokens of `mask` and what is wrong at this configuration; returns
   // whether a text token is allowed.
-  bool inspect(GrammarMatcher& m, const std::vector<uint32_t>& mask, const std::vector<int32_t>& tokens) {
+  bool inspect(GrammarMatcher& m, const std::vector<uint32_t>& mask, const std::vector<int32_t>& tokens,
+               bool budgeted = false) {
     bool text = false, eog = false;
     for (size_t w = 0; w < mask.size(); ++w) {
       for (uint32_t bits = mask[w]; bits != 0; bits &= bits - 1) {
@@ -69,7 +70,7 @@ class Explorer {
         }
       }
     }
-    if (text) return true;
+    if (text || budgeted) return text;  // a budget narrows the mask: not the grammar's own
     const bool accepting = m.is_accepting();
     const CompiledGrammar::ByteSet next = m.next_bytes();
     if (!eog && !accepting) {
@@ -125,14 +126,22 @@ class Explorer {
     GrammarMatcher m(cache_);
     std::vector<uint32_t> mask(words_);
     std::vector<int32_t> tokens;
+    // Every second walk runs under length-aware closing with max_steps as its budget, so it
+    // ends complete and can be re-checked; the others see the grammar's own masks.
+    m.reset();
+    const bool can_close = m.min_tokens_to_accept() != SIZE_MAX &&
+                           m.min_tokens_to_accept() + m.eog_tokens() <= options_.max_steps;
     for (size_t w = 0; w < options_.walks && !out_of_time(0.4); ++w) {
       m.reset();
+      const bool closed = can_close && w % 2 == 1;
+      m.set_max_tokens(closed ? options_.max_steps : SIZE_MAX);
       tokens.clear();
       ++report_.walks;
+      report_.closed_walks += closed ? 1 : 0;
       bool finished = false, stopped = false;
       for (size_t step = 0; step < options_.max_steps && !stopped; ++step) {
         m.fill_next_token_bitmask(mask);
-        const bool text = inspect(m, mask, tokens);
+        const bool text = inspect(m, mask, tokens, closed);
         bool any = text;
         for (int32_t id : vocab_.eog_ids()) any = any || ((mask[static_cast<size_t>(id) >> 5] >> (id & 31)) & 1);
         if (!any) {

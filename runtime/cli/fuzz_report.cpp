@@ -68,9 +68,9 @@ nlohmann::json site_json(const ExploreSite& s) {
 std::string human_report(const FuzzFindings& f, const Tokenizer& tok, size_t examples) {
   const ExploreReport& e = f.explored;
   std::string out = fmt::format("fuzz {} against {} ({} tokens)\n", f.source, f.tokenizer, f.vocab_size);
-  out += fmt::format("  explored: {} walks ({} tokens; {} finished, {} cut at --max-steps), {} configurations{}, "
-                     "{:.1f} s{}\n",
-                     e.walks, e.walk_tokens, e.completed.size(), e.unfinished, e.configurations,
+  out += fmt::format("  explored: {} walks ({} of them closed within --max-steps; {} tokens; {} finished, {} cut at "
+                     "--max-steps), {} configurations{}, {:.1f} s{}\n",
+                     e.walks, e.closed_walks, e.walk_tokens, e.completed.size(), e.unfinished, e.configurations,
                      e.exhaustive ? " (all reachable ones)" : "", e.seconds, e.timed_out ? " (time limit reached)" : "");
   auto sites = [&](const char* title, const char* what, const std::vector<ExploreSite>& list) {
     out += fmt::format("{}: {}\n", title, list.size());
@@ -144,6 +144,7 @@ std::string json_report(const FuzzFindings& f, const Tokenizer& tok, size_t exam
       {"tokenizer", f.tokenizer},
       {"vocab_size", f.vocab_size},
       {"walks", e.walks},
+      {"closed_walks", e.closed_walks},
       {"walk_tokens", e.walk_tokens},
       {"finished_walks", e.completed.size()},
       {"unfinished_walks", e.unfinished},

@@ -123,6 +123,19 @@ TEST(Fuzz, RegexWalksAreRecheckedWithRe2OnLlama2) {
   EXPECT_TRUE(report["disagreements"].empty());
 }
 
+TEST(Fuzz, ModelWeightedWalksOverToolCallsFinishUnderClosingAndPassTheRecheck) {
+  const std::string tools = std::string(LOCKSTEP_SOURCE_DIR) + "/examples/tools/travel.json";
+  const std::string model = test_data::shared("models/stories260K").string();
+  const CliResult r = run_cli({"fuzz", "--tools", tools, "--model", model, "--walks", "10", "--max-steps", "200",
+                               "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["rechecks"], nlohmann::json({"earley", "json"}));
+  EXPECT_EQ(report["closed_walks"], 5);
+  EXPECT_GE(report["finished_walks"].get<int>(), 5);  // every closed walk ends complete
+  EXPECT_TRUE(report["disagreements"].empty());
+}
+
 TEST(Fuzz, UsageErrorsExitTwo) {
   expect_one_line_error(run_cli({"fuzz", "--regex", "a"}), "give the vocabulary to fuzz against");
   expect_one_line_error(run_cli({"fuzz", "--tokenizer", llama3()}), "give the grammar to fuzz");
