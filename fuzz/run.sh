@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets for a while each: fuzz/run.sh BUILD_DIR SECONDS [TARGET...]
 # (all targets when none is named). Corpora: BUILD_DIR/corpus/<target> (scratch, grows
-# from run to run) first, then fuzz/corpus/<target> (committed seeds), then the shared data
-# read in place and seeds derived from it (fuzz_seeds, into BUILD_DIR/seeds).
+# from run to run) first, then fuzz/corpus/<target> (committed seeds), then — while the
+# scratch corpus is empty — the shared data read in place and seeds derived from it
+# (fuzz_seeds, into BUILD_DIR/seeds).
 # A target keeps fuzzing after a crash, timeout or out-of-memory (fork mode); each such
 # input is saved in BUILD_DIR/crashes/<target>/, and the script fails when a run added any.
 # Logs: BUILD_DIR/logs/<target>.log. Extra libFuzzer flags: $FUZZ_FLAGS.
@@ -38,8 +39,12 @@ for t in "${targets[@]}"; do
     matcher_fuzz) max_len=512 ;;
     *) echo "fuzz: unknown target $t" >&2; exit 2 ;;
   esac
+  # The seed sets are read when the scratch corpus is empty (libFuzzer keeps the seeds that
+  # add coverage there): later runs do not pay for running hundreds of seeds again.
   existing=()
-  for d in "${dirs[@]}"; do [ -n "$shared" ] && [ -d "$d" ] && existing+=("$d"); done
+  if [ -z "$(ls -A "$build/corpus/$t" 2>/dev/null)" ]; then
+    for d in "${dirs[@]}"; do [ -n "$shared" ] && [ -d "$d" ] && existing+=("$d"); done
+  fi
   [ -d "$here/fuzz/corpus/$t" ] && existing=("$here/fuzz/corpus/$t" "${existing[@]}")
   dict=()
   [ -f "$here/fuzz/dict/$t.dict" ] && dict=("-dict=$here/fuzz/dict/$t.dict")
