@@ -1,11 +1,20 @@
 # lockstep — two commands do all the set-up on a fresh Debian 12 machine:
 #   make demo   installs the dependencies, builds, and runs the main job on the bundled model
 #   make test   installs the dependencies, builds, and runs every test
+# More (docs/fuzz.md):
+#   make test-sanitize          the test suite built with AddressSanitizer and UBSan (build-asan/)
+#   make fuzz FUZZ_SECONDS=N    builds the libFuzzer targets with clang (build-fuzz/) and runs
+#                               each for N seconds; fails when one finds a crash
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build demo test bench clean
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+FUZZ_BUILD_DIR ?= build-fuzz
+ASAN_BUILD_DIR ?= build-asan
+
+.PHONY: all deps build demo test bench clean fuzz test-sanitize
 
 all: build
 
@@ -24,5 +33,19 @@ test: build
 	@bash scripts/fetch-model.sh
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 900
 
+test-sanitize: deps
+	cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DLOCKSTEP_SANITIZE=ON \
+	  -DLOCKSTEP_BUILD_BENCH=OFF
+	cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
+	@bash scripts/fetch-model.sh
+	cd $(ASAN_BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 1800
+
+fuzz:
+	@bash scripts/install-deps.sh --fuzz
+	cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCMAKE_CXX_COMPILER=clang++ \
+	  -DLOCKSTEP_FUZZ=ON -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF
+	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzz_targets
+	bash fuzz/run.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(FUZZ_BUILD_DIR) $(ASAN_BUILD_DIR)

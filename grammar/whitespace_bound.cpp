@@ -68,7 +68,7 @@ bool has_cycle(const CharDfa& d) {
 
 class Bounder {
  public:
-  Bounder(const Grammar& g, const std::vector<char>& ws) : g_(g), ws_(ws), longest_(g.rules.size(), 0), state_(g.rules.size(), 0) {}
+  explicit Bounder(const Grammar& g) : g_(g), longest_(g.rules.size(), 0), state_(g.rules.size(), 0) {}
 
   // The longest string of a whitespace-only rule (kInfinite when unbounded; recursion
   // counts as unbounded).
@@ -117,7 +117,6 @@ class Bounder {
   }
 
   const Grammar& g_;
-  const std::vector<char>& ws_;
   std::vector<uint64_t> longest_;
   std::vector<uint8_t> state_;
 };
@@ -143,7 +142,7 @@ std::vector<std::string> bound_whitespace_rules(Grammar& g, uint32_t max_run) {
       if (ws[r] && !whitespace_only(g.rules[r].body, ws)) ws[r] = 0, changed = true;
     }
   }
-  Bounder bounder(g, ws);
+  Bounder bounder(g);
   std::vector<uint32_t> unbounded;
   for (uint32_t r = 0; r < n; ++r) {
     if (ws[r] && bounder.longest_rule(r) == kInfinite) unbounded.push_back(r);

@@ -204,7 +204,10 @@ NumberSet numbers_and(const NumberSet& a, const NumberSet& b) {
     } catch (const std::invalid_argument&) {
     }
   }
-  const auto& [x, y] = a.texts.get() < b.texts.get() ? std::tie(a.texts, b.texts) : std::tie(b.texts, a.texts);
+  // Operands in address order (not a structured binding: clang before 16 cannot capture one).
+  const bool in_order = a.texts.get() < b.texts.get();
+  const auto& x = in_order ? a.texts : b.texts;
+  const auto& y = in_order ? b.texts : a.texts;
   const auto p = r.operation('&', x, y, [&] { return product(*x, *y, true); });
   return set(p.dfa, p.plain ? kPlain : region, lost || p.plain);
 }
@@ -216,7 +219,10 @@ NumberSet numbers_or(const NumberSet& a, const NumberSet& b) {
   const bool lost = a.lost_exponents || b.lost_exponents;
   if (a.texts == every_number() || b.texts == every_number()) return all_number_set();
   if (a.texts == b.texts) return {a.texts, region, a.region == b.region ? a.formula : nullptr, lost};
-  const auto& [x, y] = a.texts.get() < b.texts.get() ? std::tie(a.texts, b.texts) : std::tie(b.texts, a.texts);
+  // Operands in address order (not a structured binding: clang before 16 cannot capture one).
+  const bool in_order = a.texts.get() < b.texts.get();
+  const auto& x = in_order ? a.texts : b.texts;
+  const auto& y = in_order ? b.texts : a.texts;
   const auto p = Registry::get().operation('|', x, y, [&] { return product(*x, *y, false); });
   return set(p.dfa, p.plain ? kPlain : region, lost || p.plain);
 }

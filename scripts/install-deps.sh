@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # Installs lockstep's build and test dependencies from Debian 12 packages (idempotent:
 # does nothing when everything is present) and the npm tools the tests use.
+# --fuzz also installs clang and its runtime libraries (libFuzzer, sanitizers) for `make fuzz`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+fuzz=0
+for arg in "$@"; do
+  case "$arg" in
+    --fuzz) fuzz=1 ;;
+    *) echo "install-deps: unknown option $arg (known: --fuzz)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   g++ cmake ninja-build make pkg-config
   libre2-dev libutf8proc-dev nlohmann-json3-dev tao-pegtl-dev libboost-dev libcli11-dev libfmt-dev
   libcpp-httplib-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev
 )
+if [ "$fuzz" -eq 1 ]; then packages+=(clang libclang-rt-14-dev); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
