@@ -21,7 +21,7 @@
 namespace lockstep {
 
 /// Limits that keep compilation bounded in time and memory. Exceeding one throws
-/// GrammarError naming the rule.
+/// LimitError naming the limit and the rule's line:column.
 /// Defaults from EngineLimits (grammar/limits.h), read when the struct is made.
 struct CompileLimits {
   /// Automaton states (NFA or DFA) one rule may expand into, e.g. through `x{0,100000}`.
@@ -46,7 +46,8 @@ class CompiledGrammar {
     uint32_t target;
   };
 
-  /// Compiles `grammar` (validated first). Throws GrammarError.
+  /// Compiles `grammar` (validated first; its warnings stay in grammar().warnings). Throws
+  /// GrammarError for a malformed grammar, LimitError past a limit (compile_ms included).
   static std::shared_ptr<const CompiledGrammar> compile(const Grammar& grammar,
                                                         const CompileLimits& limits = {});
   /// The same, keeping `grammar` (grammar() returns it) without a copy.

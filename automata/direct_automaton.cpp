@@ -89,9 +89,8 @@ class DirectAutomatonDfa {
   };
 
   [[noreturn]] void too_big() const {
-    throw GrammarError(rule_.where, fmt::format("rule '{}' expands into more than {} automaton states; reduce its "
-                                                "repetition bounds",
-                                                rule_.name, max_states_));
+    throw LimitError(ErrorLocation::at(rule_.where), "rule_automaton_states", max_states_,
+                     fmt::format("the automaton of rule '{}' (reduce its repetition bounds)", rule_.name));
   }
 
   // The count of calls (one byte below 255), the calls, then the byte edges: unambiguous.

@@ -174,34 +174,48 @@ void GrammarMatcher::compose(std::span<const EarleyParser::Item> kernel, std::sp
 // rule edges of nullable rules only (s' -<ws>-> s: the item after an empty `ws`): a walk
 // from s' skips those rules in every way, so it reads every token a walk from s reads, with
 // the same completions of the rule, and s's mask adds nothing to the mask of s'.
+// Near-linear: each item's walk over nullable rule edges lists the states it reaches (a few:
+// the walk keeps at most 8), and those are looked up among the items of the same origin, so
+// a kernel of 100,000 items costs a sort, not 10^10 comparisons.
 void GrammarMatcher::prune_implied(std::vector<EarleyParser::Item>& kernel) const {
   if (kernel.size() < 2) return;
   const CompiledGrammar& g = grammar();
-  auto reaches = [&](uint32_t from, uint32_t to) {
+  // Items sorted by (origin, state), to find the items a walk reaches.
+  std::vector<uint32_t> order(kernel.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto key = [&](uint32_t i) { return std::pair(kernel[i].origin, kernel[i].state); };
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+  // (implied item, implying item): j's walk reaches i's state, in j's origin (and rule: rule
+  // edges stay in their rule).
+  std::vector<std::pair<uint32_t, uint32_t>> implies;
+  for (uint32_t j = 0; j < kernel.size(); ++j) {
+    if (g.rule_edges(kernel[j].state).empty()) continue;
     uint32_t frontier[8];
     size_t n = 0, head = 0;
-    frontier[n++] = from;
+    frontier[n++] = kernel[j].state;
     while (head < n) {
       const uint32_t s = frontier[head++];
       for (const auto& e : g.rule_edges(s)) {
         if (!g.rule_nullable(e.rule)) continue;
-        if (e.target == to) return true;
+        const std::pair target(kernel[j].origin, e.target);
+        auto it = std::lower_bound(order.begin(), order.end(), target,
+                                   [&](uint32_t i, const std::pair<uint32_t, uint32_t>& t) { return key(i) < t; });
+        for (; it != order.end() && key(*it) == target; ++it) {
+          if (*it != j) implies.emplace_back(*it, j);
+        }
         if (n < std::size(frontier) && std::find(frontier, frontier + n, e.target) == frontier + n) frontier[n++] = e.target;
       }
     }
-    return false;
-  };
+  }
+  std::sort(implies.begin(), implies.end());
+  // In kernel order, as the pairwise definition reads: item i is dropped when an item after
+  // it, or one before it that was kept, implies it (of items implying each other, one stays).
   std::vector<uint8_t> implied(kernel.size(), 0);
-  for (size_t i = 0; i < kernel.size(); ++i) {
-    for (size_t j = 0; j < kernel.size(); ++j) {
-      if (j == i || implied[j] || kernel[j].origin != kernel[i].origin ||
-          g.rule_of(kernel[j].state) != g.rule_of(kernel[i].state) || g.rule_edges(kernel[j].state).empty()) {
-        continue;
-      }
-      if (reaches(kernel[j].state, kernel[i].state)) {
-        implied[i] = 1;
-        break;
-      }
+  for (size_t k = 0; k < implies.size();) {
+    const uint32_t i = implies[k].first;
+    for (; k < implies.size() && implies[k].first == i; ++k) {
+      const uint32_t j = implies[k].second;
+      if (j > i || !implied[j]) implied[i] = 1;
     }
   }
   size_t k = 0;

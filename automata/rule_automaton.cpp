@@ -11,6 +11,7 @@
 #include "automata/json_escapes.h"
 #include "automata/utf8_ranges.h"
 #include "grammar/char_dfa.h"
+#include "grammar/limits.h"
 #include "grammar/partition_refinement.h"
 
 namespace lockstep {
@@ -55,6 +56,8 @@ class SeqTable {
   uint32_t size() const { return static_cast<uint32_t>(begin_.size() - 1); }
   const uint32_t* data(uint32_t id) const { return arena_.data() + begin_[id]; }
   size_t length(uint32_t id) const { return begin_[id + 1] - begin_[id]; }
+  /// The lengths of all sequences, summed.
+  uint64_t total_length() const { return arena_.size(); }
   void clear() {
     arena_.clear();
     begin_.assign(1, 0);
@@ -111,9 +114,8 @@ class Nfa {
  private:
   uint32_t add_state() {
     if (num_states >= limit_) {
-      throw GrammarError(rule_.where, fmt::format("rule '{}' expands into more than {} automaton "
-                                                  "states; reduce its repetition bounds",
-                                                  rule_.name, limit_));
+      throw LimitError(ErrorLocation::at(rule_.where), "rule_automaton_states", limit_,
+                       fmt::format("the automaton of rule '{}' (reduce its repetition bounds)", rule_.name));
     }
     return num_states++;
   }
@@ -288,11 +290,18 @@ class Nfa {
 
 }  // namespace
 
-RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan* plan, const PairRuleFn* pairs) {
+RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan* plan, const PairRuleFn* pairs,
+                         CompileDeadline* deadline) {
   const Expr& body = plan ? plan->resolve(rule.body) : rule.body;
   if (body.kind == Expr::Kind::kAutomaton && body.automaton) {
     return direct_automaton_dfa(*body.automaton, body.json_string, rule, max_states, pairs);
   }
+  CompileDeadline own_deadline;
+  CompileDeadline& clock = deadline ? *deadline : own_deadline;
+  const ErrorLocation where = ErrorLocation::at(rule.where);
+  // The subset construction's cost is the sum of its sets' sizes, not their number:
+  // `(a{1,300}b){1,300}` has 90,000 NFA states and sets of thousands of them.
+  const uint64_t max_set_total = engine_limits().automaton_state_set;
   const Nfa nfa(rule, max_states, plan, pairs);
   RuleDfa dfa;
   SeqTable sets;
@@ -320,11 +329,18 @@ RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan
     std::sort(work.begin(), work.end());
   };
   auto intern = [&]() -> uint32_t {
+    clock.check(where);
     close();
     auto [id, fresh] = sets.intern(work.data(), work.size());
     if (fresh && sets.size() > max_states) {
-      throw GrammarError(rule.where, fmt::format("rule '{}' needs more than {} automaton states",
-                                                 rule.name, max_states));
+      throw LimitError(where, "rule_automaton_states", max_states,
+                       fmt::format("the automaton of rule '{}'", rule.name));
+    }
+    if (fresh && sets.total_length() > max_set_total) {
+      throw LimitError(where, "automaton_state_set", max_set_total,
+                       fmt::format("the determinization of rule '{}' ({} automaton states so far, over "
+                                   "{} NFA states)",
+                                   rule.name, sets.size(), nfa.num_states));
     }
     return id;
   };
@@ -334,6 +350,7 @@ RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan
   std::vector<uint32_t> set, covering, targets;
   std::vector<std::pair<uint32_t, uint32_t>> rule_targets;  // (rule, nfa target)
   for (uint32_t d = 0; d < sets.size(); ++d) {
+    clock.check(where);
     set.assign(sets.data(d), sets.data(d) + sets.length(d));
     bool is_final = false;
     bool point[257] = {};

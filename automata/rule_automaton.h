@@ -43,7 +43,8 @@ struct RuleDfa {
 
 /// The byte DFA of `automaton` embedded as a whole rule (Expr::Kind::kAutomaton), built
 /// directly instead of through determinize_rule's NFA (direct_automaton.cpp): the same
-/// language, minimal. Throws GrammarError naming `rule` past `max_states` states. With
+/// language, minimal. Throws LimitError (rule_automaton_states) naming `rule` past
+/// `max_states` states. With
 /// `pairs`, a JSON string's code points above U+FFFF may also be escaped surrogate pairs,
 /// read by calls of the rules `pairs` names (json_escapes.h); without, only as UTF-8.
 RuleDfa direct_automaton_dfa(const CharDfa& automaton, bool json_string, const Rule& rule, uint32_t max_states,
@@ -52,9 +53,12 @@ RuleDfa direct_automaton_dfa(const CharDfa& automaton, bool json_string, const R
 /// Thompson NFA + subset construction for `rule` (a whole-rule automaton is built by
 /// direct_automaton_dfa). With `plan`, the references it substitutes are built as the
 /// bodies they stand for (inline.h); `pairs` as for direct_automaton_dfa. Throws
-/// GrammarError naming the rule when it needs more than `max_states` states.
+/// LimitError at the rule's line:column when its NFA or DFA needs more than `max_states`
+/// states (rule_automaton_states), when the NFA-state sets of the subset construction add
+/// up to more than EngineLimits::automaton_state_set, or past `deadline` (compile_ms; a
+/// deadline of its own when none is given).
 RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan* plan = nullptr,
-                         const PairRuleFn* pairs = nullptr);
+                         const PairRuleFn* pairs = nullptr, CompileDeadline* deadline = nullptr);
 
 /// The minimal equivalent DFA (partition refinement, grammar/partition_refinement.h); the
 /// start stays state 0.

@@ -91,12 +91,22 @@ struct Rule {
   bool no_inline = false;
 };
 
+/// Something about a grammar worth telling its author that does not stop it from working
+/// (a rule that can never finish, which the root can do without).
+struct GrammarWarning {
+  SourceLocation where;  ///< the rule's definition (line 0 when unknown)
+  std::string rule;      ///< the rule it is about
+  std::string message;   ///< without the location: "rule 'loop' can never finish ..."
+};
+
 /// A context-free grammar over code points. `root` is the start rule.
 struct Grammar {
   std::vector<Rule> rules;
   uint32_t root = 0;
   /// name → index of the rules added with add_rule (find_rule falls back to a scan).
   std::unordered_map<std::string, uint32_t> names;
+  /// Added by validate() (parse_gbnf, CompiledGrammar::compile): rules that can never finish.
+  std::vector<GrammarWarning> warnings;
 
   /// Index of the rule named `name`, or -1.
   int64_t find_rule(std::string_view name) const;
@@ -113,9 +123,13 @@ struct Grammar {
 uint32_t append_grammar(Grammar& into, const Grammar& from, std::string_view prefix);
 
 /// Checks whole-grammar properties every front end relies on and throws GrammarError
-/// naming the offending rule: references to missing rules, rules reachable from the root
-/// that derive no finite string (e.g. `a ::= "x" a`), and an empty language.
-void validate(const Grammar& grammar);
+/// naming the offending rule: references to missing rules, and a root that derives no
+/// finite string (e.g. `root ::= a`, `a ::= "x" a`: the error names `a`). A rule the root
+/// reaches that derives no finite string while the root still does (`root ::= "a" | loop`)
+/// is not an error: validate() adds a GrammarWarning naming it to `grammar.warnings` (once)
+/// and the compiler drops the alternatives that need it. Linear in the grammar's size
+/// (diagnostics.h).
+void validate(Grammar& grammar);
 
 /// Removes what can never match from a grammar built by a front end that may produce dead
 /// branches (JSON Schema: an unsatisfiable oneOf branch): references to rules that derive no

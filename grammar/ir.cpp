@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "grammar/char_dfa.h"
+#include "grammar/diagnostics.h"
 #include "grammar/grammar.h"
 #include "grammar/utf8.h"
 
@@ -92,9 +93,42 @@ Expr Expr::choice(std::vector<Expr> children) {
   return e;
 }
 
+namespace {
+
+// (C{m1,n1}){m2,n2} for any language C is C{k} for k in the union over j in [m2, n2] of
+// [j·m1, j·n1] (C^a C^b = C^(a+b); j counts from [m1, n1] sum to every value between
+// j·m1 and j·n1). When that union is one interval, returns it: `(a{1,300}){1,300}` is
+// `a{1,90000}`, a 90,000-state automaton instead of a determinization of 90,000 NFA
+// states in sets of thousands.
+bool merge_counts(uint32_t m1, uint32_t n1, uint32_t m2, uint32_t n2, uint32_t& min, uint32_t& max) {
+  if (n1 == 0 || n2 == 0) return false;
+  // Consecutive intervals j and j+1 (j >= 1) touch when (j+1)·m1 <= j·n1 + 1, i.e.
+  // j·(n1 - m1) >= m1 - 1: true from the first j on if at all. j = 0 gives {0}, which
+  // touches [m1, n1] when m1 <= 1.
+  if (m2 == 0 && m1 > 1) return false;
+  const uint64_t j = std::max<uint32_t>(m2, 1);
+  if (n2 > j && n1 != kUnbounded && j * (n1 - m1) + 1 < m1) return false;
+  const uint64_t lo = uint64_t{m1} * m2;
+  if (lo >= kUnbounded) return false;
+  uint64_t hi = kUnbounded;
+  if (n1 != kUnbounded && n2 != kUnbounded) {
+    hi = uint64_t{n1} * n2;
+    if (hi >= kUnbounded) return false;
+  }
+  min = static_cast<uint32_t>(lo);
+  max = static_cast<uint32_t>(hi);
+  return true;
+}
+
+}  // namespace
+
 Expr Expr::repeat(Expr child, uint32_t min, uint32_t max) {
   if (max == 0 || child.kind == Kind::kEmpty) return empty();
   if (min == 1 && max == 1) return child;
+  if (child.kind == Kind::kRepeat && merge_counts(child.min, child.max, min, max, min, max)) {
+    Expr inner = std::move(child.children[0]);
+    return repeat(std::move(inner), min, max);
+  }
   Expr e;
   e.kind = Kind::kRepeat;
   e.min = min;
@@ -148,29 +182,6 @@ uint32_t append_grammar(Grammar& into, const Grammar& from, std::string_view pre
 
 namespace {
 
-bool productive_expr(const Expr& e, const std::vector<char>& productive) {
-  switch (e.kind) {
-    case Expr::Kind::kEmpty:
-    case Expr::Kind::kLiteral:
-      return true;
-    case Expr::Kind::kCharClass:
-      return !e.ranges.empty();
-    case Expr::Kind::kAutomaton:
-      return !e.automaton->empty();
-    case Expr::Kind::kRuleRef:
-      return productive[e.rule] != 0;
-    case Expr::Kind::kSequence:
-      return std::all_of(e.children.begin(), e.children.end(),
-                         [&](const Expr& c) { return productive_expr(c, productive); });
-    case Expr::Kind::kChoice:
-      return std::any_of(e.children.begin(), e.children.end(),
-                         [&](const Expr& c) { return productive_expr(c, productive); });
-    case Expr::Kind::kRepeat:
-      return e.min == 0 || productive_expr(e.children[0], productive);
-  }
-  return false;
-}
-
 void for_each_ref(const Expr& e, const std::function<void(const Expr&)>& f) {
   if (e.kind == Expr::Kind::kRuleRef) f(e);
   for (const auto& c : e.children) for_each_ref(c, f);
@@ -178,7 +189,7 @@ void for_each_ref(const Expr& e, const std::function<void(const Expr&)>& f) {
 
 }  // namespace
 
-void validate(const Grammar& g) {
+void validate(Grammar& g) {
   if (g.rules.empty()) throw GrammarError("the grammar has no rules");
   if (g.root >= g.rules.size()) throw GrammarError("the grammar's root rule is missing");
   for (const auto& rule : g.rules) {
@@ -189,66 +200,29 @@ void validate(const Grammar& g) {
       }
     });
   }
-  std::vector<char> productive(g.rules.size(), 0);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t i = 0; i < g.rules.size(); ++i) {
-      if (!productive[i] && productive_expr(g.rules[i].body, productive)) {
-        productive[i] = 1;
-        changed = true;
-      }
-    }
+  const std::vector<char> productive = productive_rules(g);
+  if (!productive[g.root]) {
+    // Name a rule at the bottom of the failure: one whose unproductive references all lead
+    // back to it (its own cycle), not a rule that merely uses it.
+    const Rule& bad = g.rules[bottom_unproductive_rule(g, productive)];
+    throw GrammarError(
+        bad.where,
+        fmt::format("rule '{}' can never match: every alternative needs an empty character "
+                    "class or a rule that never completes (e.g. unbounded self-recursion)",
+                    bad.name));
   }
-  std::vector<char> reachable(g.rules.size(), 0);
-  std::vector<uint32_t> todo{g.root};
-  reachable[g.root] = 1;
-  while (!todo.empty()) {
-    const uint32_t r = todo.back();
-    todo.pop_back();
-    for_each_ref(g.rules[r].body, [&](const Expr& ref) {
-      if (!reachable[ref.rule]) {
-        reachable[ref.rule] = 1;
-        todo.push_back(ref.rule);
-      }
-    });
-  }
-  // Among the rules that never complete, name one at the bottom of the failure: a rule whose
-  // unproductive references all lead back to it (its own cycle), not a rule that merely uses it.
-  std::vector<uint32_t> bad;
+  // The root can do without the others: their alternatives are dropped, with a warning.
+  const std::vector<char> reachable = reachable_rules(g);
   for (uint32_t i = 0; i < g.rules.size(); ++i) {
-    if (reachable[i] && !productive[i]) bad.push_back(i);
-  }
-  auto bad_closure = [&](uint32_t from) {
-    std::vector<char> seen(g.rules.size(), 0);
-    std::vector<uint32_t> stack{from};
-    while (!stack.empty()) {
-      const uint32_t r = stack.back();
-      stack.pop_back();
-      for_each_ref(g.rules[r].body, [&](const Expr& ref) {
-        if (!productive[ref.rule] && !seen[ref.rule]) {
-          seen[ref.rule] = 1;
-          stack.push_back(ref.rule);
-        }
-      });
-    }
-    return seen;
-  };
-  for (uint32_t i : bad) {
-    const auto from_i = bad_closure(i);
-    bool bottom = true;
-    for (uint32_t j : bad) {
-      if (from_i[j] && j != i && !bad_closure(j)[i]) {
-        bottom = false;
-        break;
-      }
-    }
-    if (bottom) {
-      throw GrammarError(
-          g.rules[i].where,
-          fmt::format("rule '{}' can never match: every alternative needs an empty character "
-                      "class or a rule that never completes (e.g. unbounded self-recursion)",
-                      g.rules[i].name));
-    }
+    if (!reachable[i] || productive[i]) continue;
+    GrammarWarning w{g.rules[i].where, g.rules[i].name,
+                     fmt::format("rule '{}' can never finish (no finite sentence); the alternatives "
+                                 "that need it are dropped",
+                                 g.rules[i].name)};
+    const bool known = std::any_of(g.warnings.begin(), g.warnings.end(), [&](const GrammarWarning& x) {
+      return x.rule == w.rule && x.message == w.message;
+    });
+    if (!known) g.warnings.push_back(std::move(w));
   }
 }
 
@@ -265,7 +239,7 @@ Expr prune_expr(const Expr& e, const std::vector<char>& productive) {
     case Expr::Kind::kRuleRef:
       return productive[e.rule] ? e : never_expr();
     case Expr::Kind::kAutomaton:
-      return productive_expr(e, productive) ? e : never_expr();
+      return e.automaton && !e.automaton->empty() ? e : never_expr();
     case Expr::Kind::kSequence: {
       std::vector<Expr> kids;
       for (const auto& c : e.children) {
@@ -296,17 +270,9 @@ Expr prune_expr(const Expr& e, const std::vector<char>& productive) {
 }  // namespace
 
 void prune_unproductive(Grammar& g) {
-  std::vector<char> productive(g.rules.size(), 0);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t i = 0; i < g.rules.size(); ++i) {
-      if (!productive[i] && productive_expr(g.rules[i].body, productive)) {
-        productive[i] = 1;
-        changed = true;
-      }
-    }
-  }
-  if (g.root >= g.rules.size() || !productive[g.root]) {
+  if (g.root >= g.rules.size()) throw GrammarError("the grammar's root rule is missing");
+  const std::vector<char> productive = productive_rules(g);
+  if (!productive[g.root]) {
     throw GrammarError("the grammar's root can never match: its language is empty");
   }
   for (size_t i = 0; i < g.rules.size(); ++i) {

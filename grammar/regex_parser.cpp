@@ -570,7 +570,9 @@ Expr regex_to_expr(std::string_view pattern, const RegexOptions& options) {
 
 Grammar parse_regex(std::string_view pattern, const RegexOptions& options) {
   Grammar g;
-  g.root = g.add_rule("root", regex_to_expr(pattern, options));
+  // The rule is the whole pattern: errors about it (an empty language, an automaton past a
+  // limit) point at 1:1, where it starts.
+  g.root = g.add_rule("root", regex_to_expr(pattern, options), SourceLocation{1, 1, 0});
   validate(g);
   return g;
 }

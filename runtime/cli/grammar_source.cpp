@@ -140,6 +140,21 @@ JsonSchemaOptions schema_options(const GrammarSourceArgs& a) {
 
 namespace {
 
+// "file:line:column: warning: ..." for each of the grammar's warnings (a long list is cut).
+void print_warnings(const std::string& file, const Grammar& g) {
+  constexpr size_t kShown = 20;
+  for (size_t i = 0; i < g.warnings.size() && i < kShown; ++i) {
+    const GrammarWarning& w = g.warnings[i];
+    ErrorLocation where = ErrorLocation::at(w.where);
+    where.file = file;
+    std::fprintf(stderr, "%s: warning: %s\n", where.str().c_str(), w.message.c_str());
+  }
+  if (g.warnings.size() > kShown) {
+    std::fprintf(stderr, "%s: warning: and %zu more rules that can never finish\n", file.c_str(),
+                 g.warnings.size() - kShown);
+  }
+}
+
 std::shared_ptr<const CompiledGrammar> from_schema(const std::string& path, const CompiledSchema& cs) {
   for (const auto& w : cs.warnings) std::fprintf(stderr, "%s: warning: %s\n", path.c_str(), w.c_str());
   for (const auto& u : cs.unenforced) std::fprintf(stderr, "%s: not enforced: %s\n", path.c_str(), u.c_str());
@@ -160,6 +175,7 @@ std::shared_ptr<const CompiledGrammar> compile_grammar_source(const GrammarSourc
       const std::string text = read_file(args.grammar_file);
       try {
         Grammar g = parse_gbnf(text);
+        print_warnings(args.grammar_file, g);
         if (args.purpose == GrammarPurpose::kGenerate && args.max_whitespace >= 0) {
           const auto bounded = bound_whitespace_rules(g, static_cast<uint32_t>(args.max_whitespace));
           for (const auto& name : bounded) {

@@ -262,8 +262,9 @@ TEST(Pathological, AutomatonLimitsAreClearErrors) {
   try {
     compile("root ::= ([a-z]{1000}){2000}");
     ADD_FAILURE();
-  } catch (const GrammarError& e) {
-    EXPECT_NE(std::string(e.what()).find("automaton states"), std::string::npos) << e.what();
+  } catch (const LimitError& e) {
+    EXPECT_EQ(e.limit(), "rule_automaton_states") << e.what();
+    EXPECT_NE(std::string(e.what()).find("1:1: the automaton of rule 'root'"), std::string::npos) << e.what();
   }
   CompileLimits tight;
   tight.max_total_states = 100;

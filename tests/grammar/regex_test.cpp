@@ -101,6 +101,7 @@ TEST(Regex, MalformedPatternsNameThePosition) {
       {"\\x{110000}", 1, "above U+10FFFF"},
       {"a{100001}", 3, "count 100001 exceeds the limit repetition_bound = 100000"},
       {"[\\d-z]", 2, "cannot start a range"},
+      {"[^\\s\\S]", 1, "can never match"},  // the whole pattern's language is empty
   };
   for (const auto& c : cases) {
     try {

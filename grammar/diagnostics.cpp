@@ -1,0 +1,196 @@
+// grammar/diagnostics.cpp — productive and reachable rules in linear time (see diagnostics.h).
+//
+// Productivity is a Horn-clause fixed point (Dowling–Gallier): every expression node waits
+// for a number of its children (a sequence for all, a choice for one, a repetition with a
+// minimum for its child, a rule reference for its rule); a node whose count reaches zero
+// is productive and tells its parent, a productive body tells the references to its rule.
+// Each node is settled once, so a 100,000-rule chain costs as much as its text.
+#include "grammar/diagnostics.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "grammar/char_dfa.h"
+
+namespace lockstep {
+
+namespace {
+
+constexpr uint32_t kBodyOf = 1u << 31;  // parent tag: the node is the body of rule (parent & ~kBodyOf)
+
+// Calls f(ref) for every rule reference in `e`, without recursion.
+template <typename F>
+void visit_refs(const Expr& e, F&& f) {
+  std::vector<const Expr*> stack{&e};
+  while (!stack.empty()) {
+    const Expr* x = stack.back();
+    stack.pop_back();
+    if (x->kind == Expr::Kind::kRuleRef) f(*x);
+    for (const Expr& c : x->children) stack.push_back(&c);
+  }
+}
+
+}  // namespace
+
+std::vector<char> productive_rules(const Grammar& g) {
+  const auto num_rules = static_cast<uint32_t>(g.rules.size());
+  std::vector<uint32_t> parent, need, ready;
+  std::vector<std::pair<uint32_t, uint32_t>> waits;  // (rule, reference node)
+  std::vector<std::pair<const Expr*, uint32_t>> stack;
+  for (uint32_t r = 0; r < num_rules; ++r) {
+    stack.assign(1, {&g.rules[r].body, kBodyOf | r});
+    while (!stack.empty()) {
+      const auto [e, up] = stack.back();
+      stack.pop_back();
+      const auto node = static_cast<uint32_t>(parent.size());
+      parent.push_back(up);
+      uint32_t count = 1;  // 1 with nothing to wait for: never productive
+      switch (e->kind) {
+        case Expr::Kind::kEmpty:
+        case Expr::Kind::kLiteral:
+          count = 0;
+          break;
+        case Expr::Kind::kCharClass:
+          count = e->ranges.empty() ? 1 : 0;
+          break;
+        case Expr::Kind::kAutomaton:
+          count = e->automaton && !e->automaton->empty() ? 0 : 1;
+          break;
+        case Expr::Kind::kRuleRef:
+          if (e->rule < num_rules) waits.emplace_back(e->rule, node);
+          break;
+        case Expr::Kind::kSequence:
+          count = static_cast<uint32_t>(e->children.size());
+          for (const Expr& c : e->children) stack.emplace_back(&c, node);
+          break;
+        case Expr::Kind::kChoice:
+          for (const Expr& c : e->children) stack.emplace_back(&c, node);
+          break;
+        case Expr::Kind::kRepeat:
+          if (e->min == 0) {
+            count = 0;
+          } else {
+            stack.emplace_back(&e->children[0], node);
+          }
+          break;
+      }
+      need.push_back(count);
+      if (count == 0) ready.push_back(node);
+    }
+  }
+  std::sort(waits.begin(), waits.end());
+  std::vector<uint32_t> wait_begin(num_rules + 1, 0);
+  for (const auto& w : waits) ++wait_begin[w.first + 1];
+  for (uint32_t r = 0; r < num_rules; ++r) wait_begin[r + 1] += wait_begin[r];
+
+  std::vector<char> productive(num_rules, 0);
+  auto settle_one = [&](uint32_t node) {
+    if (need[node] > 0 && --need[node] == 0) ready.push_back(node);
+  };
+  while (!ready.empty()) {
+    const uint32_t node = ready.back();
+    ready.pop_back();
+    const uint32_t up = parent[node];
+    if ((up & kBodyOf) == 0) {
+      settle_one(up);
+      continue;
+    }
+    const uint32_t r = up & ~kBodyOf;
+    if (productive[r]) continue;
+    productive[r] = 1;
+    for (uint32_t k = wait_begin[r]; k < wait_begin[r + 1]; ++k) settle_one(waits[k].second);
+  }
+  return productive;
+}
+
+std::vector<char> reachable_rules(const Grammar& g) {
+  std::vector<char> reachable(g.rules.size(), 0);
+  if (g.root >= g.rules.size()) return reachable;
+  std::vector<uint32_t> todo{g.root};
+  reachable[g.root] = 1;
+  while (!todo.empty()) {
+    const uint32_t r = todo.back();
+    todo.pop_back();
+    visit_refs(g.rules[r].body, [&](const Expr& ref) {
+      if (ref.rule < g.rules.size() && !reachable[ref.rule]) {
+        reachable[ref.rule] = 1;
+        todo.push_back(ref.rule);
+      }
+    });
+  }
+  return reachable;
+}
+
+GrammarDiagnostics diagnose_rules(const Grammar& g) {
+  const std::vector<char> productive = productive_rules(g);
+  const std::vector<char> reachable = reachable_rules(g);
+  GrammarDiagnostics out;
+  for (uint32_t r = 0; r < g.rules.size(); ++r) {
+    const RuleDiagnostic d{r, g.rules[r].name, g.rules[r].where};
+    if (!reachable[r]) out.unreachable.push_back(d);
+    if (!productive[r]) out.unproductive.push_back(d);
+  }
+  return out;
+}
+
+uint32_t bottom_unproductive_rule(const Grammar& g, const std::vector<char>& productive) {
+  // Tarjan's strongly connected components, iterative, over the references to unproductive
+  // rules from the root; a component with no edge leaving it is a bottom.
+  const auto n = static_cast<uint32_t>(g.rules.size());
+  std::vector<uint32_t> edge_begin(n + 1, 0), edges;
+  for (uint32_t r = 0; r < n; ++r) {
+    if (!productive[r]) {
+      visit_refs(g.rules[r].body, [&](const Expr& ref) {
+        if (ref.rule < n && !productive[ref.rule]) edges.push_back(ref.rule);
+      });
+    }
+    edge_begin[r + 1] = static_cast<uint32_t>(edges.size());
+  }
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> index(n, kNone), low(n, 0), component(n, kNone), members;
+  std::vector<std::pair<uint32_t, uint32_t>> calls;  // (rule, next edge)
+  uint32_t next_index = 0, components = 0, best = kNone;
+  auto enter = [&](uint32_t v) {
+    index[v] = low[v] = next_index++;
+    members.push_back(v);
+    calls.emplace_back(v, edge_begin[v]);
+  };
+  enter(g.root);
+  while (!calls.empty()) {
+    auto& [v, k] = calls.back();
+    if (k < edge_begin[v + 1]) {
+      const uint32_t w = edges[k++];
+      if (index[w] == kNone) {
+        enter(w);
+      } else if (component[w] == kNone) {
+        low[v] = std::min(low[v], index[w]);
+      }
+      continue;
+    }
+    const uint32_t done = v;
+    calls.pop_back();
+    if (!calls.empty()) low[calls.back().first] = std::min(low[calls.back().first], low[done]);
+    if (low[done] != index[done]) continue;
+    const uint32_t c = components++;
+    size_t first = members.size();
+    while (members[first - 1] != done) --first;
+    --first;
+    uint32_t lowest = kNone;
+    for (size_t i = first; i < members.size(); ++i) component[members[i]] = c, lowest = std::min(lowest, members[i]);
+    bool sink = true;
+    for (size_t i = first; i < members.size() && sink; ++i) {
+      const uint32_t m = members[i];
+      for (uint32_t e = edge_begin[m]; e < edge_begin[m + 1]; ++e) {
+        if (component[edges[e]] != c) {
+          sink = false;
+          break;
+        }
+      }
+    }
+    members.resize(first);
+    if (sink) best = std::min(best, lowest);
+  }
+  return best == kNone ? g.root : best;
+}
+
+}  // namespace lockstep

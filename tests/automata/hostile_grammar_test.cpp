@@ -1,0 +1,219 @@
+// Hostile grammars and regexes: each compiles within the engine limits or fails with the
+// LimitError naming the limit and the place — never a hang, never unbounded memory.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "automata/matcher.h"
+#include "grammar/diagnostics.h"
+#include "grammar/limits.h"
+
+namespace lockstep {
+namespace {
+
+std::shared_ptr<const Vocabulary> small_vocab(std::vector<std::string> tokens) {
+  tokens.insert(tokens.begin(), "</s>");
+  std::vector<TokenKind> kinds(tokens.size(), TokenKind::kText);
+  return std::make_shared<Vocabulary>(tokens, kinds, std::vector<int32_t>{0});
+}
+
+// Sets engine limits for one test and restores the previous ones.
+class ScopedLimits {
+ public:
+  explicit ScopedLimits(const EngineLimits& limits) : saved_(engine_limits()) { set_engine_limits(limits); }
+  ~ScopedLimits() { set_engine_limits(saved_); }
+
+ private:
+  EngineLimits saved_;
+};
+
+bool matches(const std::shared_ptr<const CompiledGrammar>& g, const std::string& text) {
+  auto vocab = small_vocab({"x"});
+  GrammarMatcher m(g, vocab);
+  if (!m.accept_bytes(text)) return false;
+  std::vector<uint32_t> mask(vocab->bitmask_words());
+  m.fill_next_token_bitmask(mask);
+  return (mask[0] & 1u) != 0;  // end of sequence allowed
+}
+
+// Runs `f`, which must throw LimitError for `limit`; returns the error's line:column.
+template <typename F>
+SourceLocation expect_limit(F&& f, const std::string& limit) {
+  try {
+    f();
+    ADD_FAILURE() << "no LimitError " << limit;
+  } catch (const LimitError& e) {
+    EXPECT_EQ(e.limit(), limit) << e.what();
+    EXPECT_NE(std::string(e.what()).find(limit), std::string::npos) << e.what();
+    return e.location().source.value_or(SourceLocation{});
+  }
+  return {};
+}
+
+TEST(HostileGrammar, NestedCountedRepetitionIsOneCount) {
+  // (C{m1,n1}){m2,n2} is C{m1·m2, n1·n2} when every count in between is a sum of counts.
+  const Expr e = Expr::repeat(Expr::repeat(Expr::literal("a"), 1, 300), 1, 300);
+  ASSERT_EQ(e.kind, Expr::Kind::kRepeat);
+  EXPECT_EQ(e.min, 1u);
+  EXPECT_EQ(e.max, 90000u);
+  EXPECT_EQ(e.children[0].kind, Expr::Kind::kLiteral);
+  const Expr star = Expr::repeat(Expr::repeat(Expr::literal("a"), 1, kUnbounded), 0, kUnbounded);
+  EXPECT_EQ(star.min, 0u);
+  EXPECT_EQ(star.max, kUnbounded);
+  // Not one interval: (a{3}){1,2} is a{3} or a{6}; (a{2,3}){0,2} misses a{1}.
+  EXPECT_EQ(Expr::repeat(Expr::repeat(Expr::literal("a"), 3, 3), 1, 2).children[0].kind, Expr::Kind::kRepeat);
+  EXPECT_EQ(Expr::repeat(Expr::repeat(Expr::literal("a"), 2, 3), 0, 2).children[0].kind, Expr::Kind::kRepeat);
+  // The languages agree with the nested form.
+  auto g = CompiledGrammar::compile(parse_gbnf("root ::= (\"ab\"{2,3}){1,2}"));
+  for (int n = 0; n <= 7; ++n) {
+    std::string text;
+    for (int i = 0; i < n; ++i) text += "ab";
+    EXPECT_EQ(matches(g, text), n >= 2 && n <= 6) << n;
+  }
+  auto gaps = CompiledGrammar::compile(parse_gbnf("root ::= (\"a\"{3}){1,2}"));
+  EXPECT_TRUE(matches(gaps, "aaa"));
+  EXPECT_FALSE(matches(gaps, "aaaa"));
+  EXPECT_TRUE(matches(gaps, "aaaaaa"));
+}
+
+TEST(HostileGrammar, NestedRepetitionCompilesOrFailsWithALimit) {
+  auto g = CompiledGrammar::compile(parse_regex("(a{1,300}){1,300}"));
+  EXPECT_TRUE(matches(g, std::string(1000, 'a')));
+  // GBNF as well (`("a"{1,1000}){1,1000}`, a{1,1000000}, takes seconds: smaller here).
+  auto gbnf = CompiledGrammar::compile(parse_gbnf("root ::= (\"a\"{1,100}){1,100}"));
+  EXPECT_TRUE(matches(gbnf, std::string(5000, 'a')));
+  EXPECT_FALSE(matches(gbnf, std::string(10001, 'a')));
+}
+
+TEST(HostileGrammar, SetSizeLimitNamesTheRule) {
+  EngineLimits small = engine_limits();
+  small.automaton_state_set = 200000;
+  ScopedLimits scoped(small);
+  CompileLimits no_inlining;
+  no_inlining.inline_rules = false;
+  const SourceLocation at = expect_limit(
+      [&] { CompiledGrammar::compile(parse_gbnf("root ::= list\n\nlist ::= [ab]* \"a\" [ab]{20}"), no_inlining); },
+      "automaton_state_set");
+  EXPECT_EQ(at.line, 3u);
+  EXPECT_EQ(at.column, 1u);
+}
+
+TEST(HostileGrammar, ExponentialDfaFailsWithTheStateLimit) {
+  // (a|b)*a(a|b){25}: a DFA of 2^26 states. Lowered limits keep the test fast.
+  EngineLimits small = engine_limits();
+  small.rule_automaton_states = 20000;
+  ScopedLimits scoped(small);
+  const std::string limit_hit = [] {
+    try {
+      CompiledGrammar::compile(parse_regex("(a|b)*a(a|b){25}"));
+    } catch (const LimitError& e) {
+      EXPECT_EQ(e.location().source.value_or(SourceLocation{}).line, 1u) << e.what();
+      return e.limit();
+    }
+    return std::string();
+  }();
+  EXPECT_TRUE(limit_hit == "rule_automaton_states" || limit_hit == "automaton_state_set") << limit_hit;
+}
+
+TEST(HostileGrammar, InliningThatGrowsTooBigFallsBackToCalls) {
+  // `big` inlined into `root` twice needs more states than a rule may have; kept as calls
+  // it fits.
+  EngineLimits small = engine_limits();
+  small.rule_automaton_states = 3000;
+  ScopedLimits scoped(small);
+  auto g = CompiledGrammar::compile(parse_gbnf("root ::= big \"-\" big\nbig ::= [a-z]{1,1000}"));
+  EXPECT_TRUE(matches(g, "abc-de"));
+}
+
+TEST(HostileGrammar, HundredThousandAlternativesGiveMasks) {
+  std::string text = "root ::= ";
+  for (int i = 0; i < 100000; ++i) text += (i ? " | \"w" : "\"w") + std::to_string(i) + "\"";
+  auto g = CompiledGrammar::compile(parse_gbnf(text));
+  auto vocab = small_vocab({"w", "w1", "w99", "w100000", "9", "0"});
+  GrammarMatcher m(g, vocab);
+  std::vector<uint32_t> mask(vocab->bitmask_words());
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b0001110u);  // "w", "w1", "w99"; not "w100000"
+  ASSERT_TRUE(m.accept_token(2));  // "w1"
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b1100001u);  // EOS ("w1"), "9", "0"
+  ASSERT_TRUE(m.accept_token(5));  // "w19"
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b1100001u);  // EOS, "w199", "w190"
+}
+
+TEST(HostileGrammar, HundredThousandRuleChainValidatesAndCompiles) {
+  // r_i ::= r_{i+1} "x", defined callee-last and (second) callee-first.
+  for (bool reversed : {false, true}) {
+    const int n = 100000;
+    std::string text = "root ::= r0\n";
+    for (int k = 0; k < n; ++k) {
+      const int i = reversed ? n - 1 - k : k;
+      text += "r" + std::to_string(i) + " ::= " + (i + 1 < n ? "r" + std::to_string(i + 1) + " " : "") + "\"x\"\n";
+    }
+    Grammar grammar = parse_gbnf(text);
+    EXPECT_TRUE(grammar.warnings.empty());
+    auto g = CompiledGrammar::compile(std::move(grammar));
+    EXPECT_TRUE(matches(g, std::string(n, 'x'))) << reversed;
+    EXPECT_FALSE(matches(g, std::string(n - 1, 'x'))) << reversed;
+  }
+}
+
+TEST(HostileGrammar, LongUnproductiveChainIsOneError) {
+  // Every rule of the chain depends on a loop at its end: the root derives nothing, and the
+  // error names the loop, found in linear time.
+  const int n = 100000;
+  std::string text = "root ::= r0\n";
+  for (int i = 0; i < n; ++i) text += "r" + std::to_string(i) + " ::= r" + std::to_string(i + 1) + " \"x\"\n";
+  text += "r" + std::to_string(n) + " ::= \"y\" r" + std::to_string(n) + "\n";
+  try {
+    parse_gbnf(text);
+    ADD_FAILURE();
+  } catch (const GrammarError& e) {
+    EXPECT_NE(std::string(e.what()).find("rule 'r100000' can never match"), std::string::npos) << e.what();
+    EXPECT_EQ(e.where().line, static_cast<uint32_t>(n + 2));
+  }
+}
+
+TEST(UnproductiveRules, AreWarningsWhenTheRootDoesWithoutThem) {
+  Grammar grammar = parse_gbnf("root ::= \"a\" | loop\nloop ::= \"b\" loop\n");
+  ASSERT_EQ(grammar.warnings.size(), 1u);
+  EXPECT_EQ(grammar.warnings[0].rule, "loop");
+  EXPECT_EQ(grammar.warnings[0].where.line, 2u);
+  EXPECT_EQ(grammar.warnings[0].where.column, 1u);
+  EXPECT_NE(grammar.warnings[0].message.find("rule 'loop' can never finish"), std::string::npos);
+  auto g = CompiledGrammar::compile(std::move(grammar));
+  EXPECT_EQ(g->grammar().warnings.size(), 1u);  // validated again, not warned twice
+  EXPECT_TRUE(matches(g, "a"));
+  EXPECT_FALSE(matches(g, "b"));
+  auto vocab = small_vocab({"a", "b", "bb"});
+  GrammarMatcher m(g, vocab);
+  std::vector<uint32_t> mask(vocab->bitmask_words());
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b0010u);  // only "a"
+}
+
+TEST(UnproductiveRules, DiagnoseRulesListsThemWithTheirPlaces) {
+  Grammar grammar = parse_gbnf("root ::= \"a\" | loop\nloop ::= \"b\" loop\nunused ::= \"c\"\ndead ::= dead\n");
+  const GrammarDiagnostics d = diagnose_rules(grammar);
+  ASSERT_EQ(d.unreachable.size(), 2u);
+  EXPECT_EQ(d.unreachable[0].name, "unused");
+  EXPECT_EQ(d.unreachable[0].where.line, 3u);
+  EXPECT_EQ(d.unreachable[1].name, "dead");
+  ASSERT_EQ(d.unproductive.size(), 2u);
+  EXPECT_EQ(d.unproductive[0].name, "loop");
+  EXPECT_EQ(d.unproductive[0].where.line, 2u);
+  EXPECT_EQ(d.unproductive[1].name, "dead");
+  EXPECT_EQ(d.unproductive[1].where.line, 4u);
+  // Unreachable rules are not warned about at compile time.
+  ASSERT_EQ(grammar.warnings.size(), 1u);
+  EXPECT_EQ(grammar.warnings[0].rule, "loop");
+}
+
+TEST(UnproductiveRules, ARootThatCannotFinishIsStillAnError) {
+  EXPECT_THROW(parse_gbnf("root ::= a\na ::= \"x\" a"), GrammarError);
+  EXPECT_THROW(parse_gbnf("root ::= \"a\" root"), GrammarError);
+}
+
+}  // namespace
+}  // namespace lockstep
