@@ -18,7 +18,7 @@
 #include <re2/re2.h>
 
 #include "automata/earley.h"
-#include "grammar/rule_diagnostics.h"
+#include "grammar/diagnostics.h"
 #include "runtime/cli/commands.h"
 #include "runtime/cli/grammar_source.h"
 #include "runtime/generator.h"
@@ -185,9 +185,9 @@ void run(const FuzzArgs& a) {
   f.explored = explore(cache, o);
   if (progressed && tty) std::fputs("\r\033[K", stderr);
 
-  const RuleDiagnostics rules = diagnose_rules(grammar->grammar());
-  for (uint32_t r : rules.unreachable) f.unreachable.push_back({grammar->grammar().rules[r].name, grammar->grammar().rules[r].where});
-  for (uint32_t r : rules.unproductive) f.unproductive.push_back({grammar->grammar().rules[r].name, grammar->grammar().rules[r].where});
+  const GrammarDiagnostics rules = diagnose_rules(grammar->grammar());
+  for (const auto& r : rules.unreachable) f.unreachable.push_back({r.name, r.where});
+  for (const auto& r : rules.unproductive) f.unproductive.push_back({r.name, r.where});
 
   const Vocabulary& vocab = tok.vocabulary();
   const ExploreReport& e = f.explored;

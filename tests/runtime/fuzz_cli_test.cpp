@@ -92,6 +92,17 @@ TEST(Fuzz, UnreachableRulesAreReportedWithTheirLineAndColumn) {
   EXPECT_EQ(fuzz(g, llama3(), {"--strict"}).r.exit_code, 1);
 }
 
+TEST(Fuzz, ARuleThatCanNeverFinishIsUnproductive) {
+  // The root does without it: a warning at compile time, a finding here.
+  const std::string g = "root ::= \"a\" | loop\nloop ::= \"b\" loop\n";
+  const Fuzzed f = fuzz(g, llama2());
+  ASSERT_EQ(f.r.exit_code, 0) << f.r.err;
+  EXPECT_NE(f.r.err.find(":2:1: warning: rule 'loop' can never finish"), std::string::npos) << f.r.err;
+  ASSERT_EQ(f.report["unproductive_rules"].size(), 1u) << f.r.out;
+  EXPECT_EQ(f.report["unproductive_rules"][0], nlohmann::json({{"rule", "loop"}, {"line", 2}, {"column", 1}}));
+  EXPECT_EQ(fuzz(g, llama2(), {"--strict"}).r.exit_code, 1);
+}
+
 TEST(Fuzz, TokensNoStateAllowsAreNeverAllowedExactly) {
   // Lower-case letters only, on Llama 3: every token with a digit is never allowed, and the
   // breadth-first pass covers the grammar's finitely many configurations.
