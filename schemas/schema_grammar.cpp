@@ -16,6 +16,7 @@
 
 #include "schemas/number_sets.h"
 #include "schemas/schema_compiler.h"
+#include "schemas/string_lengths.h"
 
 namespace lockstep::schema {
 
@@ -142,45 +143,9 @@ class GrammarBuilder {
   // points and a short tail: a length m = i·K + t (0 ≤ t < K) is i blocks, then t code
   // points. The block and tail automata are the same in every schema, so their byte DFAs
   // and their states' masks are shared process-wide; the rule counting blocks has about
-  // m / K states. Each length has one parse: tails are shorter than a block.
+  // m / K states. Each length has one parse: tails are shorter than a block. length_bounds
+  // (schemas/string_lengths.h) recognizes such strings.
   static constexpr uint32_t kLengthBlock = 128;
-
-  // (lo, hi) when `d` is exactly C{lo,hi} (hi = kUnbounded for no upper bound): a chain of
-  // states each reading any code point into the next, final from lo on, ending at hi or
-  // looping on its last state. "Any code point" is one fixed set of ranges, `ranges`
-  // (U+0000..U+10FFFF, or without the surrogates).
-  static std::optional<std::pair<uint32_t, uint32_t>> length_bounds(const CharDfa& d,
-                                                                    std::vector<CodepointRange>& ranges) {
-    const auto& st = d.states();
-    uint32_t lo = kUnbounded;
-    uint32_t q = d.start();
-    ranges.clear();
-    for (uint32_t i = 0; i <= st.size(); ++i) {
-      const CharDfa::State& s = st[q];
-      if (s.final && lo == kUnbounded) lo = i;
-      if (!s.final && lo != kUnbounded) return std::nullopt;  // finals not an interval
-      if (s.edges.empty()) {
-        if (!s.final) return std::nullopt;
-        return std::make_pair(lo, i);
-      }
-      const uint32_t t = s.edges[0].target;
-      if (ranges.empty()) {
-        for (const auto& e : s.edges) ranges.push_back({e.lo, e.hi});
-        const bool all = ranges.size() == 1 && ranges[0].lo == 0 && ranges[0].hi == kMaxCodepoint;
-        if (!all && ranges != Expr::any_codepoint().ranges) return std::nullopt;
-      }
-      if (s.edges.size() != ranges.size()) return std::nullopt;
-      for (size_t k = 0; k < ranges.size(); ++k) {
-        if (s.edges[k].lo != ranges[k].lo || s.edges[k].hi != ranges[k].hi || s.edges[k].target != t) return std::nullopt;
-      }
-      if (t == q) {
-        if (!s.final) return std::nullopt;
-        return std::make_pair(lo, kUnbounded);
-      }
-      q = t;
-    }
-    return std::nullopt;  // a cycle longer than one state: not a chain
-  }
 
   // C{lo,hi} as a JSON string body in blocks (see kLengthBlock).
   Expr length_blocks(uint32_t lo, uint32_t hi, const std::vector<CodepointRange>& ranges) {
