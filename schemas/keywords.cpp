@@ -1,12 +1,14 @@
 // schemas/keywords.cpp — JSON Schema keywords → normal forms (drafts 4, 6, 7, 2019-09,
 // 2020-12), and $ref resolution within the document.
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "schemas/formats.h"
 #include "schemas/number_sets.h"
 #include "schemas/schema_compiler.h"
+#include "schemas/schema_nesting.h"
 #include "schemas/schema_uri.h"
 
 namespace lockstep::schema {
@@ -48,6 +50,9 @@ Norm only_objects(std::vector<ObjectRec> recs) {
 
 SchemaCompiler::SchemaCompiler(const json& document, const JsonSchemaOptions& options)
     : doc_(document), opt_(options) {
+  if (!document.is_object() && !document.is_boolean()) throw SchemaError("", "a schema must be an object or a boolean");
+  // Before anything recurses over the document (index, copies of it, const values).
+  check_nesting(document);
   static const std::map<std::string, int> drafts = {{"2020-12", 2020}, {"2019-09", 2019}, {"7", 7}, {"6", 6}, {"4", 4}};
   auto d = drafts.find(options.default_draft);
   if (d == drafts.end()) throw SchemaError("", fmt::format("unknown default draft '{}'", options.default_draft));
@@ -174,7 +179,12 @@ const Norm& SchemaCompiler::normalize(const TermPtr& t) {
                       "the schema refers to itself before any array or object nests ($ref cycle)");
   }
   Norm n;
+  const bool schema = t->kind == Term::Kind::kSchema;
   try {
+    // Sub-schemas and $ref hops each nest one level (a chain of $refs recurses once per hop).
+    std::optional<NestingGuard> level;
+    if (schema) level.emplace(normalize_depth_, t->pointer, "sub-schemas and $ref hops");
+    deadline_.check(schema ? ErrorLocation::at_pointer(t->pointer) : ErrorLocation{});
     switch (t->kind) {
       case Term::Kind::kTrue: n = Norm::any(); break;
       case Term::Kind::kFalse: n = Norm::nothing(); break;
@@ -189,10 +199,16 @@ const Norm& SchemaCompiler::normalize(const TermPtr& t) {
         break;
       case Term::Kind::kNot: n = complement(normalize(t->args[0])); break;
     }
-  } catch (AutomatonLimitError& e) {
+  } catch (LimitError& e) {
+    // The innermost schema places a limit its algebra or automata exceeded.
     in_progress_.erase(t->key);
-    e.locate(ErrorLocation::at_pointer(t->pointer));
+    if (schema) e.locate(ErrorLocation::at_pointer(t->pointer));
     throw;
+  } catch (const json::exception& e) {
+    // A value of an unexpected type that no check caught: a schema error, not a crash.
+    in_progress_.erase(t->key);
+    if (!schema) throw;
+    throw SchemaError(t->pointer, fmt::format("invalid schema ({})", e.what()));
   } catch (...) {
     in_progress_.erase(t->key);
     throw;
@@ -512,6 +528,9 @@ bool SchemaCompiler::disjoint(const Norm& a, const Norm& b) {
       return obviously_empty(normalize(t_and(std::move(parts))));
     } catch (const SchemaError&) {
       return false;
+    } catch (const LimitError& e) {
+      if (e.limit() == "compile_ms") throw;
+      return false;  // too large to decide here; the schema itself may still compile
     }
   };
   for (const auto& x : a.arrays) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "grammar/limits.h"
 #include "schemas/number_sets.h"
 #include "schemas/schema_model.h"
 
@@ -11,7 +12,13 @@ namespace lockstep {
 namespace schema {
 
 namespace {
-constexpr size_t kMaxRecords = 256;
+// A union of more alternatives than EngineLimits::schema_alternatives (e.g. the complement
+// of a record with many constraints, intersected with others). The thrower does not know the
+// place: SchemaCompiler::normalize locates it.
+[[noreturn]] void too_many_records(size_t n) {
+  throw LimitError(ErrorLocation{}, "schema_alternatives", engine_limits().schema_alternatives,
+                   fmt::format("a combination of the schema into {} or more alternatives", n));
+}
 
 bool is_true(const TermPtr& t) { return t->kind == Term::Kind::kTrue; }
 bool is_false(const TermPtr& t) { return t->kind == Term::Kind::kFalse; }
@@ -167,9 +174,7 @@ std::vector<Rec> cross(const std::vector<Rec>& a, const std::vector<Rec>& b) {
     for (const auto& y : b) {
       Rec r = intersect(x, y);
       if (!record_ok(r)) continue;
-      if (out.size() >= kMaxRecords) {
-        throw SchemaError("", fmt::format("the schema combines into more than {} alternatives", kMaxRecords));
-      }
+      if (out.size() >= engine_limits().schema_alternatives) too_many_records(out.size() + 1);
       out.push_back(std::move(r));
     }
   }
@@ -178,9 +183,7 @@ std::vector<Rec> cross(const std::vector<Rec>& a, const std::vector<Rec>& b) {
 
 template <typename Rec>
 std::vector<Rec> concat(const std::vector<Rec>& a, const std::vector<Rec>& b) {
-  if (a.size() + b.size() > kMaxRecords) {
-    throw SchemaError("", fmt::format("the schema combines into more than {} alternatives", kMaxRecords));
-  }
+  if (a.size() + b.size() > engine_limits().schema_alternatives) too_many_records(a.size() + b.size());
   std::vector<Rec> out = a;
   out.insert(out.end(), b.begin(), b.end());
   return out;

@@ -16,6 +16,7 @@
 
 #include "schemas/number_sets.h"
 #include "schemas/schema_compiler.h"
+#include "schemas/schema_nesting.h"
 #include "schemas/string_lengths.h"
 
 namespace lockstep::schema {
@@ -108,6 +109,11 @@ class GrammarBuilder {
     depth = std::min(depth, kMaxPrettyDepth);
     const std::string key = pretty() ? fmt::format("{}@{}", t->key, depth) : t->key;
     if (auto it = rules_.find(key); it != rules_.end()) return it->second;
+    // One level per nested value (array items, member values), whatever $refs lead there
+    // (any value, `true`, is one rule whose recursion is a rule cycle: it does not count).
+    std::optional<NestingGuard> level;
+    if (t->kind != Term::Kind::kTrue && t->kind != Term::Kind::kFalse) level.emplace(depth_, t->pointer, "values");
+    c_.deadline_.check(ErrorLocation::at_pointer(t->pointer));
     const uint32_t id = add_rule(t->kind == Term::Kind::kSchema ? t->pointer : "", Expr::empty());
     rules_[key] = id;
     const Norm n = c_.normalize(t);
@@ -503,6 +509,7 @@ class GrammarBuilder {
     const uint64_t all = (q == 64 ? ~0ull : (1ull << q) - 1) & ~counted;
     id_of({0, 0, 0, 0});
     for (uint32_t i = 0; i < states.size(); ++i) {
+      c_.deadline_.check_now(ErrorLocation::at_pointer(pointer));
       const State s = states[i];
       const bool done = s.sat == all && s.present == n_counted;
       m.accepting[i] = done && s.count >= std::min(r.min, ccap);
@@ -555,6 +562,7 @@ class GrammarBuilder {
   Grammar g_;
   uint32_t ws_rule_ = UINT32_MAX;
   std::unordered_map<std::string, uint32_t> rules_;
+  uint32_t depth_ = 0;  // term_rule calls in progress, one inside the other
   std::map<std::pair<const CharDfa*, bool>, uint32_t> dfa_rules_;
   std::map<std::tuple<uint32_t, uint32_t, size_t>, DfaPtr> length_pieces_;  // (lo, hi, ranges)
   std::vector<DfaPtr> keep_;
