@@ -11,6 +11,8 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -359,9 +361,13 @@ class GrammarBuilder {
   Expr object_expr(const ObjectRec& r, uint32_t depth, const std::string& pointer) {
     const Pieces p = pieces('{', '}', depth);
     // Literal names: declared ones in order, then the others named by rules or obligations.
+    // Hashed lookups throughout: objects may declare 100,000 properties.
     std::vector<std::string> names = r.order;
+    std::unordered_map<std::string, int> order_of;
+    for (size_t i = 0; i < r.order.size(); ++i) order_of.try_emplace(r.order[i], static_cast<int>(i));
+    std::unordered_set<std::string> seen(names.begin(), names.end());
     auto add_name = [&](const std::optional<std::string>& n) {
-      if (n && std::find(names.begin(), names.end(), *n) == names.end()) names.push_back(*n);
+      if (n && seen.insert(*n).second) names.push_back(*n);
     };
     for (const auto& k : r.rules) add_name(k.literal);
     for (const auto& o : r.must) add_name(o.literal);
@@ -409,18 +415,27 @@ class GrammarBuilder {
         kinds.push_back({key, keys, v, bits, order});
       }
     };
+    std::unordered_map<std::string, std::vector<size_t>> literal_rules;  // name → rules, in order
+    std::vector<size_t> pattern_rules;
+    for (size_t i = 0; i < r.rules.size(); ++i) {
+      if (r.rules[i].literal) literal_rules[*r.rules[i].literal].push_back(i);
+      else pattern_rules.push_back(i);
+    }
     for (const auto& name : names) {
-      std::vector<TermPtr> parts;
-      for (const auto& k : r.rules) {
-        if (in_keys(k.keys, k.literal, name)) parts.push_back(k.value);
+      std::vector<size_t> applies;
+      if (auto it = literal_rules.find(name); it != literal_rules.end()) applies = it->second;
+      for (size_t i : pattern_rules) {
+        if (r.rules[i].keys->accepts(name)) applies.push_back(i);
       }
+      std::sort(applies.begin(), applies.end());
+      std::vector<TermPtr> parts;
+      for (size_t i : applies) parts.push_back(r.rules[i].value);
       uint64_t matches = 0;
       for (size_t o = 0; o < q; ++o) {
         if (in_keys(r.must[o].keys, r.must[o].literal, name)) matches |= 1ull << o;
       }
-      const auto pos = std::find(r.order.begin(), r.order.end(), name);
-      add_kind(key_dfa(name), t_and(std::move(parts)), matches,
-               pos == r.order.end() ? -1 : static_cast<int>(pos - r.order.begin()));
+      const auto pos = order_of.find(name);
+      add_kind(key_dfa(name), t_and(std::move(parts)), matches, pos == order_of.end() ? -1 : pos->second);
     }
     const DfaPtr others = named == no_strings() ? all_strings() : std::make_shared<CharDfa>(named->complement());
     for (uint32_t mask = 0; mask < (1u << splitters.size()); ++mask) {
@@ -475,11 +490,18 @@ class GrammarBuilder {
     const bool counting = r.min > 0 || r.max != kUnbounded;
     const uint32_t ccap = r.max != kUnbounded ? r.max : r.min;
     // Which obligation a declared required name stands for (for order checks).
-    std::vector<int> required_at(n_order, -1);
-    for (size_t o = 0; o < q; ++o) {
-      if (!r.must[o].literal || r.must[o].value->kind != Term::Kind::kTrue) continue;
-      auto pos = std::find(r.order.begin(), r.order.end(), *r.must[o].literal);
-      if (pos != r.order.end()) required_at[pos - r.order.begin()] = static_cast<int>(o);
+    std::vector<std::pair<uint32_t, int>> required_at;  // (position, obligation)
+    {
+      std::unordered_map<std::string, uint32_t> order_of;
+      for (uint32_t i = 0; i < n_order; ++i) order_of.try_emplace(r.order[i], i);
+      std::vector<int> at(n_order, -1);
+      for (size_t o = 0; o < q; ++o) {
+        if (!r.must[o].literal || r.must[o].value->kind != Term::Kind::kTrue) continue;
+        if (auto pos = order_of.find(*r.must[o].literal); pos != order_of.end()) at[pos->second] = static_cast<int>(o);
+      }
+      for (uint32_t j = 0; j < n_order; ++j) {
+        if (at[j] >= 0) required_at.push_back({j, at[j]});
+      }
     }
     struct State {
       uint32_t pos;
@@ -514,22 +536,23 @@ class GrammarBuilder {
       const bool done = s.sat == all && s.present == n_counted;
       m.accepting[i] = done && s.count >= std::min(r.min, ccap);
       if (counting && r.max != kUnbounded && s.count >= r.max) continue;
+      auto met = [&](int o) { return (counted >> o & 1) ? false : (s.sat >> o & 1) != 0; };
+      // The first required declared name at or after s.pos not seen yet (a counted one
+      // cannot have been seen: declared names come once, in order).
+      uint32_t first_unmet = n_order;
+      for (const auto& [j, o] : required_at) {
+        if (j >= s.pos && !met(o)) {
+          first_unmet = j;
+          break;
+        }
+      }
       for (const auto& k : kinds) {
         State t = s;
-        auto met = [&](int o) {
-          return (counted >> o & 1) ? false : (s.sat >> o & 1) != 0;
-        };
         if (schema_order) {
           const uint32_t to = k.order >= 0 ? static_cast<uint32_t>(k.order) : n_order;
           if (k.order >= 0 && to < s.pos) continue;
-          // Skipping a required declared name that was not seen makes the object invalid
-          // (a counted one cannot have been seen: declared names come once, in order).
-          bool skips_required = false;
-          for (uint32_t j = s.pos; j < to && j < n_order; ++j) {
-            const int o = required_at[j];
-            if (o >= 0 && !met(o)) skips_required = true;
-          }
-          if (skips_required) continue;
+          // Skipping a required declared name that was not seen makes the object invalid.
+          if (first_unmet < to) continue;
           t.pos = k.order >= 0 ? to + 1 : n_order;
         }
         t.sat |= k.satisfies & ~counted;
