@@ -34,6 +34,8 @@ const std::vector<EngineLimitInfo>& engine_limit_table() {
       {"automaton_state_set", "states", "NFA states summed over the sets of one determinization",
        &EngineLimits::automaton_state_set},
       {"object_states", "states", "states of one JSON object's member machine", &EngineLimits::object_states},
+      {"schema_alternatives", "records", "alternatives (array or object records) of one JSON Schema's normal form",
+       &EngineLimits::schema_alternatives},
       {"compile_ms", "ms", "wall time of one grammar or schema compilation (0: none)", &EngineLimits::compile_ms},
       {"earley_items_per_set", "items", "Earley items one input position may hold",
        &EngineLimits::earley_items_per_set},

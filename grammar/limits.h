@@ -34,6 +34,7 @@ struct EngineLimits {
   uint64_t grammar_automaton_states = 1u << 22;  ///< byte-automaton states of a whole grammar
   uint64_t automaton_state_set = 1u << 22;   ///< NFA states summed over a determinization's sets
   uint64_t object_states = 4096;            ///< states of one JSON object's member machine
+  uint64_t schema_alternatives = 256;       ///< array or object records of one schema's normal form
   uint64_t compile_ms = 60000;              ///< wall time of one compilation (0: none)
   // Parsing.
   uint64_t earley_items_per_set = 1u << 17;  ///< items one Earley set may hold

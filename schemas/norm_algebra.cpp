@@ -1,8 +1,11 @@
 // schemas/norm_algebra.cpp — terms and the Boolean algebra of normal forms.
 #include <algorithm>
+#include <string_view>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
+#include "grammar/limits.h"
 #include "schemas/number_sets.h"
 #include "schemas/schema_model.h"
 
@@ -11,7 +14,13 @@ namespace lockstep {
 namespace schema {
 
 namespace {
-constexpr size_t kMaxRecords = 256;
+// A union of more alternatives than EngineLimits::schema_alternatives (e.g. the complement
+// of a record with many constraints, intersected with others). The thrower does not know the
+// place: SchemaCompiler::normalize locates it.
+[[noreturn]] void too_many_records(size_t n) {
+  throw LimitError(ErrorLocation{}, "schema_alternatives", engine_limits().schema_alternatives,
+                   fmt::format("a combination of the schema into {} or more alternatives", n));
+}
 
 bool is_true(const TermPtr& t) { return t->kind == Term::Kind::kTrue; }
 bool is_false(const TermPtr& t) { return t->kind == Term::Kind::kFalse; }
@@ -114,14 +123,15 @@ bool dfa_empty(const DfaPtr& d) { return !d || d == no_strings() || d->empty(); 
 bool record_ok(const ArrayRec& r) { return r.min <= r.max; }
 bool record_ok(const ObjectRec& r) {
   if (r.min > r.max) return false;
+  // Names whose member is forbidden (hashed: records may hold 100,000 names).
+  std::unordered_set<std::string_view> forbidden;
+  for (const auto& k : r.rules) {
+    if (k.literal && is_false(k.value)) forbidden.insert(*k.literal);
+  }
   for (const auto& m : r.must) {
     if (is_false(m.value) || dfa_empty(m.keys)) return false;
     // A required name whose member is forbidden (e.g. one branch of a dependency).
-    if (m.literal) {
-      for (const auto& k : r.rules) {
-        if (k.literal == m.literal && is_false(k.value)) return false;
-      }
-    }
+    if (m.literal && forbidden.count(*m.literal)) return false;
   }
   return true;
 }
@@ -144,15 +154,29 @@ ArrayRec intersect(const ArrayRec& x, const ArrayRec& y) {
 
 ObjectRec intersect(const ObjectRec& x, const ObjectRec& y) {
   ObjectRec r = x;
-  for (const auto& name : y.order) {
-    if (std::find(r.order.begin(), r.order.end(), name) == r.order.end()) r.order.push_back(name);
+  // Hashed lookups: records may hold 100,000 names (x's and y's names are copied, so the
+  // views stay valid while r grows).
+  if (!y.order.empty()) {
+    std::unordered_set<std::string_view> names(x.order.begin(), x.order.end());
+    for (const auto& name : y.order) {
+      if (names.insert(name).second) r.order.push_back(name);
+    }
   }
   r.rules.insert(r.rules.end(), y.rules.begin(), y.rules.end());
+  // The same obligation twice (e.g. a name both required and named by a dependency) is one.
+  std::unordered_set<std::string> literal_must;  // value key, then the name
+  for (size_t i = 0; i < x.must.size() && !y.must.empty(); ++i) {
+    if (x.must[i].literal) literal_must.insert(x.must[i].value->key + '\0' + *x.must[i].literal);
+  }
   for (const auto& m : y.must) {
-    // The same obligation twice (e.g. a name both required and named by a dependency) is one.
-    const bool dup = std::any_of(r.must.begin(), r.must.end(), [&](const Obligation& o) {
-      return o.value->key == m.value->key && (o.literal ? o.literal == m.literal : (!m.literal && o.keys == m.keys));
-    });
+    bool dup;
+    if (m.literal) {
+      dup = !literal_must.insert(m.value->key + '\0' + *m.literal).second;
+    } else {
+      dup = std::any_of(r.must.begin(), r.must.end(), [&](const Obligation& o) {
+        return !o.literal && o.value->key == m.value->key && o.keys == m.keys;
+      });
+    }
     if (!dup) r.must.push_back(m);
   }
   r.min = std::max(x.min, y.min);
@@ -167,9 +191,7 @@ std::vector<Rec> cross(const std::vector<Rec>& a, const std::vector<Rec>& b) {
     for (const auto& y : b) {
       Rec r = intersect(x, y);
       if (!record_ok(r)) continue;
-      if (out.size() >= kMaxRecords) {
-        throw SchemaError("", fmt::format("the schema combines into more than {} alternatives", kMaxRecords));
-      }
+      if (out.size() >= engine_limits().schema_alternatives) too_many_records(out.size() + 1);
       out.push_back(std::move(r));
     }
   }
@@ -178,9 +200,7 @@ std::vector<Rec> cross(const std::vector<Rec>& a, const std::vector<Rec>& b) {
 
 template <typename Rec>
 std::vector<Rec> concat(const std::vector<Rec>& a, const std::vector<Rec>& b) {
-  if (a.size() + b.size() > kMaxRecords) {
-    throw SchemaError("", fmt::format("the schema combines into more than {} alternatives", kMaxRecords));
-  }
+  if (a.size() + b.size() > engine_limits().schema_alternatives) too_many_records(a.size() + b.size());
   std::vector<Rec> out = a;
   out.insert(out.end(), b.begin(), b.end());
   return out;

@@ -12,6 +12,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "grammar/limits.h"
+
 #include "schemas/json_schema.h"
 #include "schemas/schema_model.h"
 
@@ -77,6 +79,8 @@ class SchemaCompiler {
   std::map<std::string, std::string> base_of_;  // pointer → base URI of the node there
   std::unordered_map<std::string, Norm> norms_;
   std::set<std::string> in_progress_;
+  uint32_t normalize_depth_ = 0;  // kSchema terms being normalized, one inside the other
+  CompileDeadline deadline_;      // EngineLimits::compile_ms, from construction
   std::deque<json> synthetic_;  // nodes made up for enum / const members
   std::vector<std::string> warnings_, unenforced_, never_;
 };

@@ -11,11 +11,15 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "schemas/number_sets.h"
 #include "schemas/schema_compiler.h"
+#include "schemas/schema_nesting.h"
+#include "schemas/string_lengths.h"
 
 namespace lockstep::schema {
 
@@ -107,6 +111,11 @@ class GrammarBuilder {
     depth = std::min(depth, kMaxPrettyDepth);
     const std::string key = pretty() ? fmt::format("{}@{}", t->key, depth) : t->key;
     if (auto it = rules_.find(key); it != rules_.end()) return it->second;
+    // One level per nested value (array items, member values), whatever $refs lead there
+    // (any value, `true`, is one rule whose recursion is a rule cycle: it does not count).
+    std::optional<NestingGuard> level;
+    if (t->kind != Term::Kind::kTrue && t->kind != Term::Kind::kFalse) level.emplace(depth_, t->pointer, "values");
+    c_.deadline_.check(ErrorLocation::at_pointer(t->pointer));
     const uint32_t id = add_rule(t->kind == Term::Kind::kSchema ? t->pointer : "", Expr::empty());
     rules_[key] = id;
     const Norm n = c_.normalize(t);
@@ -142,45 +151,9 @@ class GrammarBuilder {
   // points and a short tail: a length m = i·K + t (0 ≤ t < K) is i blocks, then t code
   // points. The block and tail automata are the same in every schema, so their byte DFAs
   // and their states' masks are shared process-wide; the rule counting blocks has about
-  // m / K states. Each length has one parse: tails are shorter than a block.
+  // m / K states. Each length has one parse: tails are shorter than a block. length_bounds
+  // (schemas/string_lengths.h) recognizes such strings.
   static constexpr uint32_t kLengthBlock = 128;
-
-  // (lo, hi) when `d` is exactly C{lo,hi} (hi = kUnbounded for no upper bound): a chain of
-  // states each reading any code point into the next, final from lo on, ending at hi or
-  // looping on its last state. "Any code point" is one fixed set of ranges, `ranges`
-  // (U+0000..U+10FFFF, or without the surrogates).
-  static std::optional<std::pair<uint32_t, uint32_t>> length_bounds(const CharDfa& d,
-                                                                    std::vector<CodepointRange>& ranges) {
-    const auto& st = d.states();
-    uint32_t lo = kUnbounded;
-    uint32_t q = d.start();
-    ranges.clear();
-    for (uint32_t i = 0; i <= st.size(); ++i) {
-      const CharDfa::State& s = st[q];
-      if (s.final && lo == kUnbounded) lo = i;
-      if (!s.final && lo != kUnbounded) return std::nullopt;  // finals not an interval
-      if (s.edges.empty()) {
-        if (!s.final) return std::nullopt;
-        return std::make_pair(lo, i);
-      }
-      const uint32_t t = s.edges[0].target;
-      if (ranges.empty()) {
-        for (const auto& e : s.edges) ranges.push_back({e.lo, e.hi});
-        const bool all = ranges.size() == 1 && ranges[0].lo == 0 && ranges[0].hi == kMaxCodepoint;
-        if (!all && ranges != Expr::any_codepoint().ranges) return std::nullopt;
-      }
-      if (s.edges.size() != ranges.size()) return std::nullopt;
-      for (size_t k = 0; k < ranges.size(); ++k) {
-        if (s.edges[k].lo != ranges[k].lo || s.edges[k].hi != ranges[k].hi || s.edges[k].target != t) return std::nullopt;
-      }
-      if (t == q) {
-        if (!s.final) return std::nullopt;
-        return std::make_pair(lo, kUnbounded);
-      }
-      q = t;
-    }
-    return std::nullopt;  // a cycle longer than one state: not a chain
-  }
 
   // C{lo,hi} as a JSON string body in blocks (see kLengthBlock).
   Expr length_blocks(uint32_t lo, uint32_t hi, const std::vector<CodepointRange>& ranges) {
@@ -388,9 +361,13 @@ class GrammarBuilder {
   Expr object_expr(const ObjectRec& r, uint32_t depth, const std::string& pointer) {
     const Pieces p = pieces('{', '}', depth);
     // Literal names: declared ones in order, then the others named by rules or obligations.
+    // Hashed lookups throughout: objects may declare 100,000 properties.
     std::vector<std::string> names = r.order;
+    std::unordered_map<std::string, int> order_of;
+    for (size_t i = 0; i < r.order.size(); ++i) order_of.try_emplace(r.order[i], static_cast<int>(i));
+    std::unordered_set<std::string> seen(names.begin(), names.end());
     auto add_name = [&](const std::optional<std::string>& n) {
-      if (n && std::find(names.begin(), names.end(), *n) == names.end()) names.push_back(*n);
+      if (n && seen.insert(*n).second) names.push_back(*n);
     };
     for (const auto& k : r.rules) add_name(k.literal);
     for (const auto& o : r.must) add_name(o.literal);
@@ -438,18 +415,27 @@ class GrammarBuilder {
         kinds.push_back({key, keys, v, bits, order});
       }
     };
+    std::unordered_map<std::string, std::vector<size_t>> literal_rules;  // name → rules, in order
+    std::vector<size_t> pattern_rules;
+    for (size_t i = 0; i < r.rules.size(); ++i) {
+      if (r.rules[i].literal) literal_rules[*r.rules[i].literal].push_back(i);
+      else pattern_rules.push_back(i);
+    }
     for (const auto& name : names) {
-      std::vector<TermPtr> parts;
-      for (const auto& k : r.rules) {
-        if (in_keys(k.keys, k.literal, name)) parts.push_back(k.value);
+      std::vector<size_t> applies;
+      if (auto it = literal_rules.find(name); it != literal_rules.end()) applies = it->second;
+      for (size_t i : pattern_rules) {
+        if (r.rules[i].keys->accepts(name)) applies.push_back(i);
       }
+      std::sort(applies.begin(), applies.end());
+      std::vector<TermPtr> parts;
+      for (size_t i : applies) parts.push_back(r.rules[i].value);
       uint64_t matches = 0;
       for (size_t o = 0; o < q; ++o) {
         if (in_keys(r.must[o].keys, r.must[o].literal, name)) matches |= 1ull << o;
       }
-      const auto pos = std::find(r.order.begin(), r.order.end(), name);
-      add_kind(key_dfa(name), t_and(std::move(parts)), matches,
-               pos == r.order.end() ? -1 : static_cast<int>(pos - r.order.begin()));
+      const auto pos = order_of.find(name);
+      add_kind(key_dfa(name), t_and(std::move(parts)), matches, pos == order_of.end() ? -1 : pos->second);
     }
     const DfaPtr others = named == no_strings() ? all_strings() : std::make_shared<CharDfa>(named->complement());
     for (uint32_t mask = 0; mask < (1u << splitters.size()); ++mask) {
@@ -504,11 +490,18 @@ class GrammarBuilder {
     const bool counting = r.min > 0 || r.max != kUnbounded;
     const uint32_t ccap = r.max != kUnbounded ? r.max : r.min;
     // Which obligation a declared required name stands for (for order checks).
-    std::vector<int> required_at(n_order, -1);
-    for (size_t o = 0; o < q; ++o) {
-      if (!r.must[o].literal || r.must[o].value->kind != Term::Kind::kTrue) continue;
-      auto pos = std::find(r.order.begin(), r.order.end(), *r.must[o].literal);
-      if (pos != r.order.end()) required_at[pos - r.order.begin()] = static_cast<int>(o);
+    std::vector<std::pair<uint32_t, int>> required_at;  // (position, obligation)
+    {
+      std::unordered_map<std::string, uint32_t> order_of;
+      for (uint32_t i = 0; i < n_order; ++i) order_of.try_emplace(r.order[i], i);
+      std::vector<int> at(n_order, -1);
+      for (size_t o = 0; o < q; ++o) {
+        if (!r.must[o].literal || r.must[o].value->kind != Term::Kind::kTrue) continue;
+        if (auto pos = order_of.find(*r.must[o].literal); pos != order_of.end()) at[pos->second] = static_cast<int>(o);
+      }
+      for (uint32_t j = 0; j < n_order; ++j) {
+        if (at[j] >= 0) required_at.push_back({j, at[j]});
+      }
     }
     struct State {
       uint32_t pos;
@@ -538,26 +531,28 @@ class GrammarBuilder {
     const uint64_t all = (q == 64 ? ~0ull : (1ull << q) - 1) & ~counted;
     id_of({0, 0, 0, 0});
     for (uint32_t i = 0; i < states.size(); ++i) {
+      c_.deadline_.check_now(ErrorLocation::at_pointer(pointer));
       const State s = states[i];
       const bool done = s.sat == all && s.present == n_counted;
       m.accepting[i] = done && s.count >= std::min(r.min, ccap);
       if (counting && r.max != kUnbounded && s.count >= r.max) continue;
+      auto met = [&](int o) { return (counted >> o & 1) ? false : (s.sat >> o & 1) != 0; };
+      // The first required declared name at or after s.pos not seen yet (a counted one
+      // cannot have been seen: declared names come once, in order).
+      uint32_t first_unmet = n_order;
+      for (const auto& [j, o] : required_at) {
+        if (j >= s.pos && !met(o)) {
+          first_unmet = j;
+          break;
+        }
+      }
       for (const auto& k : kinds) {
         State t = s;
-        auto met = [&](int o) {
-          return (counted >> o & 1) ? false : (s.sat >> o & 1) != 0;
-        };
         if (schema_order) {
           const uint32_t to = k.order >= 0 ? static_cast<uint32_t>(k.order) : n_order;
           if (k.order >= 0 && to < s.pos) continue;
-          // Skipping a required declared name that was not seen makes the object invalid
-          // (a counted one cannot have been seen: declared names come once, in order).
-          bool skips_required = false;
-          for (uint32_t j = s.pos; j < to && j < n_order; ++j) {
-            const int o = required_at[j];
-            if (o >= 0 && !met(o)) skips_required = true;
-          }
-          if (skips_required) continue;
+          // Skipping a required declared name that was not seen makes the object invalid.
+          if (first_unmet < to) continue;
           t.pos = k.order >= 0 ? to + 1 : n_order;
         }
         t.sat |= k.satisfies & ~counted;
@@ -590,6 +585,7 @@ class GrammarBuilder {
   Grammar g_;
   uint32_t ws_rule_ = UINT32_MAX;
   std::unordered_map<std::string, uint32_t> rules_;
+  uint32_t depth_ = 0;  // term_rule calls in progress, one inside the other
   std::map<std::pair<const CharDfa*, bool>, uint32_t> dfa_rules_;
   std::map<std::tuple<uint32_t, uint32_t, size_t>, DfaPtr> length_pieces_;  // (lo, hi, ranges)
   std::vector<DfaPtr> keep_;

@@ -108,8 +108,9 @@ struct Norm {
   static Norm nothing();
 };
 
-/// Boolean algebra on Norms. Throws SchemaError (pointer "") when a complement cannot be
-/// expressed (uniqueItems under not) or the number of records explodes.
+/// Boolean algebra on Norms. Throws SchemaError when a complement cannot be expressed
+/// (uniqueItems under not), LimitError("schema_alternatives", no place yet: normalize
+/// places it) when the number of records exceeds EngineLimits::schema_alternatives.
 Norm intersect(const Norm& a, const Norm& b);
 Norm unite(const Norm& a, const Norm& b);
 Norm complement(const Norm& a);

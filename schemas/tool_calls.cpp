@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "schemas/schema_compiler.h"
+#include "schemas/schema_nesting.h"
 
 namespace lockstep {
 
@@ -31,6 +32,7 @@ ToolDefinition read_function(const ojson& f, const std::string& pointer) {
   if (f.contains("description") && f["description"].is_string()) t.description = f["description"];
   const char* key = f.contains("parameters") ? "parameters" : f.contains("inputSchema") ? "inputSchema" : nullptr;
   if (key) {
+    schema::check_nesting(f.at(key), pointer + "/" + key);  // before the recursive conversion
     t.parameters = bfcl_to_json_schema(f.at(key));
     t.pointer = pointer + "/" + key;
   } else {

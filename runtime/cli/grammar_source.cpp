@@ -10,6 +10,7 @@
 #include "grammar/limits.h"
 #include "runtime/cli/commands.h"
 #include "runtime/mapped_file.h"
+#include "schemas/json_document.h"
 #include "schemas/json_schema.h"
 #include "schemas/tool_calls.h"
 
@@ -80,44 +81,9 @@ void add_limit_option(CLI::App& cmd) {
 
 namespace {
 
-// Schema and tool files nest at most this deep (real schemas stay under ~50 levels): the
-// schema compiler walks them recursively, and a file of 100,000 '[' must be an error, not a
-// stack overflow: EngineLimits::nesting_depth bounds it.
-
-nlohmann::ordered_json read_json(const std::string& path) {
-  const std::string text = read_file(path);
-  try {
-    bool too_deep = false;
-    auto result = nlohmann::ordered_json::parse(
-        text, [&](int depth, nlohmann::ordered_json::parse_event_t, const nlohmann::ordered_json&) {
-          if (static_cast<uint64_t>(depth) > engine_limits().nesting_depth) too_deep = true;
-          return !too_deep;  // discards the rest; the parse ends without building it
-        });
-    if (too_deep) {
-      ErrorLocation where;
-      where.file = path;
-      throw LimitError(where, "nesting_depth", engine_limits().nesting_depth, "the JSON's nesting");
-    }
-    return result;
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is 1-based: the byte just read when the error was found.
-    size_t line = 1, column = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    std::string what = e.what();
-    const size_t colon = what.find(": ", what.find("parse error"));
-    ErrorLocation where = ErrorLocation::at(
-        SourceLocation{static_cast<uint32_t>(line), static_cast<uint32_t>(column), static_cast<uint32_t>(e.byte)});
-    where.file = path;
-    throw Error(where, "malformed JSON" + (colon != std::string::npos ? what.substr(colon) : std::string()));
-  }
-}
+// Schema and tool files nest at most EngineLimits::nesting_depth levels of JSON, checked as
+// they are read (the schema compiler then counts sub-schema levels, schemas/schema_nesting.h).
+nlohmann::ordered_json read_json(const std::string& path) { return parse_json_document(read_file(path), path); }
 
 }  // namespace
 

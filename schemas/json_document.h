@@ -1,0 +1,22 @@
+// schemas/json_document.h — reading a JSON document (a schema, tool definitions) from text.
+//
+// nlohmann's own parse() of an ordered_json object looks for each key among the keys read
+// so far: quadratic, 80,000 properties took a minute. This reader keeps a hash of each open
+// object's keys instead. Like nlohmann's parser it does not recurse; a value inside more than
+// EngineLimits::nesting_depth objects and arrays is a LimitError naming the file.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "grammar/errors.h"
+
+namespace lockstep {
+
+/// The document `text` holds. A repeated key keeps its first place and its last value, as
+/// nlohmann's parse() does. Throws Error at `name`:line:column for malformed JSON and for a
+/// number beyond the range of a double, LimitError("nesting_depth") at `name` for nesting.
+nlohmann::ordered_json parse_json_document(const std::string& text, const std::string& name);
+
+}  // namespace lockstep
