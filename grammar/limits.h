@@ -49,6 +49,19 @@ struct EngineLimits {
 const EngineLimits& engine_limits();
 void set_engine_limits(const EngineLimits& limits);
 
+/// Sets the limits for a scope (a test, one compilation) and restores the previous ones when
+/// it ends. Same thread-safety as set_engine_limits.
+class ScopedEngineLimits {
+ public:
+  explicit ScopedEngineLimits(const EngineLimits& limits) : saved_(engine_limits()) { set_engine_limits(limits); }
+  ~ScopedEngineLimits() { set_engine_limits(saved_); }
+  ScopedEngineLimits(const ScopedEngineLimits&) = delete;
+  ScopedEngineLimits& operator=(const ScopedEngineLimits&) = delete;
+
+ private:
+  EngineLimits saved_;
+};
+
 /// One limit, for --help, `--limit name=value` and the docs.
 struct EngineLimitInfo {
   std::string_view name;

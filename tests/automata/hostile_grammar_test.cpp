@@ -17,15 +17,7 @@ std::shared_ptr<const Vocabulary> small_vocab(std::vector<std::string> tokens) {
   return std::make_shared<Vocabulary>(tokens, kinds, std::vector<int32_t>{0});
 }
 
-// Sets engine limits for one test and restores the previous ones.
-class ScopedLimits {
- public:
-  explicit ScopedLimits(const EngineLimits& limits) : saved_(engine_limits()) { set_engine_limits(limits); }
-  ~ScopedLimits() { set_engine_limits(saved_); }
-
- private:
-  EngineLimits saved_;
-};
+using ScopedLimits = ScopedEngineLimits;
 
 bool matches(const std::shared_ptr<const CompiledGrammar>& g, const std::string& text) {
   auto vocab = small_vocab({"x"});

@@ -19,15 +19,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-// Sets EngineLimits for one test and restores the previous ones afterwards.
-class ScopedLimits {
- public:
-  explicit ScopedLimits(const EngineLimits& limits) : saved_(engine_limits()) { set_engine_limits(limits); }
-  ~ScopedLimits() { set_engine_limits(saved_); }
-
- private:
-  EngineLimits saved_;
-};
+using ScopedLimits = ScopedEngineLimits;
 
 // The compilation's outcome: "compiled" (schema and grammar), the name of the limit it
 // exceeded, or "schema error: <message>".
