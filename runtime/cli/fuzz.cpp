@@ -72,17 +72,24 @@ void recheck(const FuzzArgs& a, const CompiledGrammar& g, const RE2* re, const s
 // refuses it, a model writing the text its own way is turned away.
 // Text a Hugging Face tokenizer spells as a special token by default (split_special_tokens
 // off): a model writes it as that control token, which no grammar allows.
-void check_spelling(const std::shared_ptr<TokenMaskCache>& cache, const Tokenizer& tok,
-                    const std::vector<int32_t>& tokens, const std::string& bytes, FuzzFindings& f) {
-  const std::vector<int32_t> canonical = tok.encode_continuation(bytes);
-  if (canonical != tokens) ++f.non_canonical_walks;
-  if (f.non_canonical.size() >= 64) return;
+// The control tokens whose names are text a tokenizer would match (3 bytes or more).
+std::vector<std::pair<int32_t, std::string>> special_names(const Tokenizer& tok) {
+  std::vector<std::pair<int32_t, std::string>> out;
   const Vocabulary& vocab = tok.vocabulary();
   for (size_t id = 0; id < vocab.size(); ++id) {
     const auto i = static_cast<int32_t>(id);
-    if (!vocab.is_control(i)) continue;
-    const std::string name = tok.token_name(i);
-    if (name.size() < 3) continue;
+    if (vocab.is_control(i) && tok.token_name(i).size() >= 3) out.emplace_back(i, tok.token_name(i));
+  }
+  return out;
+}
+
+void check_spelling(const std::shared_ptr<TokenMaskCache>& cache, const Tokenizer& tok,
+                    const std::vector<std::pair<int32_t, std::string>>& specials, const std::vector<int32_t>& tokens,
+                    const std::string& bytes, FuzzFindings& f) {
+  const std::vector<int32_t> canonical = tok.encode_continuation(bytes);
+  if (canonical != tokens) ++f.non_canonical_walks;
+  if (f.non_canonical.size() >= 64) return;
+  for (const auto& [i, name] : specials) {
     if (const size_t at = bytes.find(name); at != std::string::npos) {
       for (const auto& seen : f.non_canonical) {
         if (seen.canonical.size() == 1 && seen.canonical[0] == i) return;  // one report per special token
@@ -210,11 +217,12 @@ void run(const FuzzArgs& a) {
   f.rechecks = {"earley"};
   if (re) f.rechecks.push_back("re2");
   if (!a.grammar.schema_file.empty() || !a.grammar.tools_file.empty()) f.rechecks.push_back("json");
+  const auto specials = special_names(tok);
   for (const auto& tokens : e.completed) {
     std::string bytes;
     for (int32_t id : tokens) bytes += vocab.token_bytes(id);
     recheck(a, *grammar, re.get(), tokens, bytes, f);
-    check_spelling(cache, tok, tokens, bytes, f);
+    check_spelling(cache, tok, specials, tokens, bytes, f);
   }
 
   const std::string report = a.json ? json_report(f, tok, a.examples) : human_report(f, tok, a.examples);
