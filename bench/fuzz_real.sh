@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `lockstep fuzz` over real grammars and schemas: every llama.cpp grammar against the Llama 3,
 # Qwen 3, GPT-2 and Llama 2 vocabularies, and the first N schemas of a JSONSchemaBench split
-# against Llama 3. One JSON report per run in OUT_DIR, and a summary line per run.
-#   bash bench/fuzz_real.sh [OUT_DIR] [TIME_LIMIT] [N_SCHEMAS] [SCHEMA_DIR]   (LOCKSTEP_BIN: the binary)
+# against Llama 3 (each file's "schema" member, written to OUT_DIR/schemas/; finished walks
+# re-checked by ajv as well). One JSON report per run in OUT_DIR, and a summary line per run.
+#   bash bench/fuzz_real.sh [OUT_DIR] [TIME_LIMIT] [N_SCHEMAS] [SCHEMA_DIR]
+# LOCKSTEP_BIN: the binary; PARTS="grammars schemas" (the default) or either one.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 shared="$here/../shared"
@@ -27,10 +29,11 @@ print(f"{name}: exit {rc}, {r['seconds']:.1f} s, walks {r['walks']} ({r['finishe
       f"eog traps {len(r['eog_traps'])}, unreachable {len(r['unreachable_rules'])}, "
       f"unproductive {len(r['unproductive_rules'])}, never allowed {r['never_allowed_tokens']['count']}"
       f"{' (exact)' if r['never_allowed_tokens']['exact'] else ''}, non-canonical {len(r['non_canonical']['refused'])}, "
-      f"disagreements {len(r['disagreements'])}")
+      f"disagreements {len(r['disagreements'])}{' (no ajv: ' + r['ajv_skipped'] + ')' if r.get('ajv_skipped') else ''}")
 PY
 }
-for g in "$shared"/grammars/llama.cpp/*.gbnf; do
+parts="${PARTS:-grammars schemas}"
+[[ " $parts " == *" grammars "* ]] && for g in "$shared"/grammars/llama.cpp/*.gbnf; do
   for v in "${vocabs[@]}"; do
     name="$(basename "$g" .gbnf)@${v%%:*}"
     "$bin" fuzz --grammar "$g" --tokenizer "${v#*:}" --time-limit "$limit" --json \
@@ -38,8 +41,12 @@ for g in "$shared"/grammars/llama.cpp/*.gbnf; do
     summary "$name" $? "$out/$name.json"
   done
 done
-ls "$schema_dir"/*.json 2>/dev/null | head -n "$n_schemas" | while read -r s; do
-  name="schema-$(basename "$s" .json)"
+[[ " $parts " == *" schemas "* ]] || exit 0
+mkdir -p "$out/schemas"
+ls "$schema_dir"/*.json 2>/dev/null | head -n "$n_schemas" | while read -r file; do
+  name="schema-$(basename "$file" .json)"
+  s="$out/schemas/$(basename "$file")"
+  python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1]))["schema"], open(sys.argv[2], "w"))' "$file" "$s"
   "$bin" fuzz --schema "$s" --tokenizer "${vocabs[0]#*:}" --time-limit "$limit" --json \
     >"$out/$name.json" 2>"$out/$name.err"
   summary "$name" $? "$out/$name.json"

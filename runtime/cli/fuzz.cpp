@@ -20,6 +20,7 @@
 #include "automata/earley.h"
 #include "grammar/diagnostics.h"
 #include "runtime/cli/commands.h"
+#include "runtime/cli/fuzz_ajv.h"
 #include "runtime/cli/grammar_source.h"
 #include "runtime/generator.h"
 #include "runtime/model.h"
@@ -34,7 +35,7 @@ struct FuzzArgs {
   size_t walks = 200, max_steps = 256, max_configurations = 2000, examples = 3;
   uint64_t seed = 1;
   double time_limit = 60;
-  bool json = false, strict = false;
+  bool json = false, strict = false, no_ajv = false;
 };
 
 std::string source_name(const GrammarSourceArgs& g) {
@@ -45,7 +46,8 @@ std::string source_name(const GrammarSourceArgs& g) {
 }
 
 // Re-checks a finished walk with what did not produce it: the Earley parser fed one byte at
-// a time (not the mask path), RE2 for a regex, nlohmann/json for schemas and tools.
+// a time (not the mask path), RE2 for a regex, nlohmann/json for schemas and tools (ajv, run
+// once over all walks, follows in ajv()).
 void recheck(const FuzzArgs& a, const CompiledGrammar& g, const RE2* re, const std::vector<int32_t>& tokens,
              const std::string& bytes, FuzzFindings& f) {
   EarleyParser p(g);
@@ -66,6 +68,28 @@ void recheck(const FuzzArgs& a, const CompiledGrammar& g, const RE2* re, const s
       f.disagreements.push_back({tokens, bytes, "json", e.what()});
     }
   }
+}
+
+// Validates the finished walks of a schema or tools document with ajv (fuzz_ajv.h).
+void ajv(const FuzzArgs& a, const std::vector<std::vector<int32_t>>& walks, const std::vector<std::string>& texts,
+         FuzzFindings& f) {
+  if (a.no_ajv) {
+    f.ajv_skipped = "--no-ajv";
+    return;
+  }
+  if (a.grammar.lenient) {  // keywords lockstep does not enforce: ajv would rightly refuse walks
+    f.ajv_skipped = "--lenient compiles keywords lockstep does not enforce";
+    return;
+  }
+  const bool schema = !a.grammar.schema_file.empty();
+  const AjvVerdicts v = ajv_recheck(schema ? "schema" : "tools", schema ? a.grammar.schema_file : a.grammar.tools_file,
+                                    texts, a.grammar.formats_as_annotations);
+  if (!v.ran) {
+    f.ajv_skipped = v.skipped;
+    return;
+  }
+  f.rechecks.push_back("ajv");
+  for (const auto& [i, why] : v.refused) f.disagreements.push_back({walks[i], texts[i], "ajv", why});
 }
 
 // The tokenizer's own spelling of a finished walk's text; when it differs and the grammar
@@ -192,9 +216,13 @@ void run(const FuzzArgs& a) {
   f.explored = explore(cache, o);
   if (progressed && tty) std::fputs("\r\033[K", stderr);
 
-  const GrammarDiagnostics rules = diagnose_rules(grammar->grammar());
-  for (const auto& r : rules.unreachable) f.unreachable.push_back({r.name, r.where});
-  for (const auto& r : rules.unproductive) f.unproductive.push_back({r.name, r.where});
+  // Rules are the user's in a GBNF file only; a regex's or a schema's rules are lockstep's
+  // own construction, where a rule left unused is no finding for the user.
+  if (!a.grammar.grammar_file.empty()) {
+    const GrammarDiagnostics rules = diagnose_rules(grammar->grammar());
+    for (const auto& r : rules.unreachable) f.unreachable.push_back({r.name, r.where});
+    for (const auto& r : rules.unproductive) f.unproductive.push_back({r.name, r.where});
+  }
 
   const Vocabulary& vocab = tok.vocabulary();
   const ExploreReport& e = f.explored;
@@ -216,14 +244,17 @@ void run(const FuzzArgs& a) {
   }
   f.rechecks = {"earley"};
   if (re) f.rechecks.push_back("re2");
-  if (!a.grammar.schema_file.empty() || !a.grammar.tools_file.empty()) f.rechecks.push_back("json");
+  const bool json_source = !a.grammar.schema_file.empty() || !a.grammar.tools_file.empty();
+  if (json_source) f.rechecks.push_back("json");
   const auto specials = special_names(tok);
+  std::vector<std::string> texts;
   for (const auto& tokens : e.completed) {
-    std::string bytes;
+    std::string& bytes = texts.emplace_back();
     for (int32_t id : tokens) bytes += vocab.token_bytes(id);
     recheck(a, *grammar, re.get(), tokens, bytes, f);
     check_spelling(cache, tok, specials, tokens, bytes, f);
   }
+  if (json_source && !texts.empty()) ajv(a, e.completed, texts, f);
 
   const std::string report = a.json ? json_report(f, tok, a.examples) : human_report(f, tok, a.examples);
   std::fputs(report.c_str(), stdout);
@@ -258,6 +289,8 @@ void add_fuzz(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--examples", args->examples, "Examples shown per finding")->check(in_range(0, 1e6, ""))->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the report as one JSON object");
+  cmd->add_flag("--no-ajv", args->no_ajv,
+               "Do not re-check a schema's or tools' finished walks with ajv (node; run when it is installed)");
   cmd->add_flag("--strict", args->strict, "Exit 1 on any finding, not only dead ends, traps and disagreements");
   cmd->callback([args] { run(*args); });
 }

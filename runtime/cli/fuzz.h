@@ -31,7 +31,7 @@ struct NonCanonicalPath {
 struct Disagreement {
   std::vector<int32_t> tokens;
   std::string bytes;
-  std::string checker;  ///< "earley", "re2", "json"
+  std::string checker;  ///< "earley", "re2", "json", "ajv"
   std::string why;
 };
 
@@ -47,6 +47,7 @@ struct FuzzFindings {
   std::vector<NonCanonicalPath> non_canonical;
   std::vector<Disagreement> disagreements;
   std::vector<std::string> rechecks;  ///< checkers run on every finished walk
+  std::string ajv_skipped;            ///< why ajv did not re-check a schema's or tools' walks
 
   /// A model can get stuck or stopped, or lockstep disagrees with itself.
   bool failed() const {

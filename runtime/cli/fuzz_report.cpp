@@ -59,8 +59,28 @@ std::string token_list(const Tokenizer& tok, const std::vector<int32_t>& ids, si
   return out;
 }
 
-nlohmann::json site_json(const ExploreSite& s) {
-  return nlohmann::json{{"bytes", shown(s.bytes)}, {"tokens", s.tokens}, {"next_bytes", byte_ranges(s.next_bytes)}};
+// The control tokens whose text begins with a byte the grammar allows next: where only such
+// a token spells the continuation, the state beyond is reachable only through a special
+// token, which a model writes as a control token and no grammar allows.
+std::vector<int32_t> special_spellers(const Tokenizer& tok, const ExploreSite& s) {
+  std::vector<int32_t> out;
+  const Vocabulary& vocab = tok.vocabulary();
+  for (size_t id = 0; id < vocab.size() && out.size() < 8; ++id) {
+    const auto i = static_cast<int32_t>(id);
+    if (!vocab.is_control(i)) continue;
+    const std::string& name = tok.token_name(i);
+    if (name.empty()) continue;
+    const auto b = static_cast<unsigned char>(name[0]);
+    if ((s.next_bytes[b >> 6] >> (b & 63)) & 1) out.push_back(i);
+  }
+  return out;
+}
+
+nlohmann::json site_json(const ExploreSite& s, const Tokenizer& tok) {
+  return nlohmann::json{{"bytes", shown(s.bytes)},
+                        {"tokens", s.tokens},
+                        {"next_bytes", byte_ranges(s.next_bytes)},
+                        {"special_tokens_spelling_next", special_spellers(tok, s)}};
 }
 
 }  // namespace
@@ -81,6 +101,11 @@ std::string human_report(const FuzzFindings& f, const Tokenizer& tok, size_t exa
       out += fmt::format("  after {} (byte {}, {} tokens)\n    tokens: {}\n    the grammar allows next: {}\n",
                          shown(s.bytes), s.bytes.size(), s.tokens.size(), token_list(tok, s.tokens),
                          byte_ranges(s.next_bytes));
+      if (const auto special = special_spellers(tok, s); !special.empty()) {
+        out += fmt::format("    only special tokens spell it: {} (a model writes them as control tokens, which no "
+                           "grammar allows)\n",
+                           token_list(tok, special));
+      }
     }
   };
   sites("dead ends", "the output is incomplete and no token of the vocabulary continues it (it cannot spell these bytes):",
@@ -117,6 +142,7 @@ std::string human_report(const FuzzFindings& f, const Tokenizer& tok, size_t exa
   for (const auto& c : f.rechecks) checks += (checks.empty() ? "" : ", ") + c;
   out += fmt::format("independent re-check ({}) of {} finished walks: {} disagreements\n", checks, e.completed.size(),
                      f.disagreements.size());
+  if (!f.ajv_skipped.empty()) out += "  ajv did not run: " + f.ajv_skipped + "\n";
   for (size_t i = 0; i < f.disagreements.size() && i < examples; ++i) {
     const Disagreement& d = f.disagreements[i];
     out += fmt::format("  BUG: {} refuses {}: {}\n    tokens: {}\n", d.checker, shown(d.bytes), d.why,
@@ -131,7 +157,7 @@ std::string json_report(const FuzzFindings& f, const Tokenizer& tok, size_t exam
   const ExploreReport& e = f.explored;
   auto sites = [&](const std::vector<ExploreSite>& list) {
     nlohmann::json a = nlohmann::json::array();
-    for (const auto& s : list) a.push_back(site_json(s));
+    for (const auto& s : list) a.push_back(site_json(s, tok));
     return a;
   };
   auto rules = [&](const std::vector<RuleFinding>& list) {
@@ -160,6 +186,7 @@ std::string json_report(const FuzzFindings& f, const Tokenizer& tok, size_t exam
       {"never_allowed_tokens", {{"count", f.never_allowed.size()}, {"exact", f.never_allowed_exact}, {"ids", f.never_allowed}}},
       {"non_canonical", {{"walks", f.non_canonical_walks}, {"refused", nlohmann::json::array()}}},
       {"rechecks", f.rechecks},
+      {"ajv_skipped", f.ajv_skipped},
       {"disagreements", nlohmann::json::array()},
       {"failed", f.failed()},
       {"warnings", f.warned()},
@@ -171,7 +198,6 @@ std::string json_report(const FuzzFindings& f, const Tokenizer& tok, size_t exam
   for (const auto& d : f.disagreements) {
     j["disagreements"].push_back(nlohmann::json{{"checker", d.checker}, {"bytes", shown(d.bytes)}, {"tokens", d.tokens}, {"why", d.why}});
   }
-  (void)tok;
   (void)examples;
   return j.dump() + "\n";
 }

@@ -74,6 +74,21 @@ TEST(Fuzz, AByteNoTokenSpellsIsADeadEnd) {
   EXPECT_NE(human.out.find("the grammar allows next: 'z'"), std::string::npos) << human.out;
 }
 
+TEST(Fuzz, AStateReachableOnlyThroughASpecialTokenIsADeadEnd) {
+  // "</s>" is spelled by the special token alone: a model writes it as a control token,
+  // which no grammar allows, so after "a" nothing continues the output.
+  SmallTokenizer tok;
+  const Fuzzed f = fuzz("root ::= \"a\" \"</s>\" \"c\"\n", tok.path());
+  ASSERT_EQ(f.r.exit_code, 1) << f.r.out << f.r.err;
+  ASSERT_EQ(f.report["dead_ends"].size(), 1u) << f.r.out;
+  EXPECT_EQ(f.report["dead_ends"][0]["bytes"], "\"a\"");
+  EXPECT_EQ(f.report["dead_ends"][0]["next_bytes"], "'<'");
+  EXPECT_EQ(f.report["dead_ends"][0]["special_tokens_spelling_next"], nlohmann::json({5}));
+  const CliResult human = run_cli({"fuzz", "--regex", "a</s>c", "--tokenizer", tok.path(), "--walks", "5"});
+  EXPECT_EQ(human.exit_code, 1);
+  EXPECT_NE(human.out.find("only special tokens spell it: 5:</s>"), std::string::npos) << human.out;
+}
+
 TEST(Fuzz, AnOptionalTailNoTokenSpellsIsAnEndOfGenerationTrap) {
   SmallTokenizer tok;
   const Fuzzed f = fuzz("root ::= \"a\" \"zz\"?\n", tok.path());
@@ -141,10 +156,58 @@ TEST(Fuzz, ModelWeightedWalksOverToolCallsFinishUnderClosingAndPassTheRecheck) {
                                "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const auto report = nlohmann::json::parse(r.out);
-  EXPECT_EQ(report["rechecks"], nlohmann::json({"earley", "json"}));
+  EXPECT_EQ(report["rechecks"], nlohmann::json({"earley", "json", "ajv"})) << report["ajv_skipped"];
   EXPECT_EQ(report["closed_walks"], 5);
   EXPECT_GE(report["finished_walks"].get<int>(), 5);  // every closed walk ends complete
   EXPECT_TRUE(report["disagreements"].empty());
+}
+
+// A schema's finished walks go to ajv (tests/node, installed by scripts/install-deps.sh).
+TEST(Fuzz, SchemaWalksAreValidatedByAjv) {
+  TempFile schema("lockstep_fuzz_schema_" + std::to_string(::getpid()) + ".json",
+                  R"({"type":"object","properties":{"id":{"type":"integer","minimum":3},
+                      "tags":{"type":"array","items":{"enum":["x","y"]},"maxItems":2}},"required":["id"]})");
+  const CliResult r = run_cli({"fuzz", "--schema", schema.path.string(), "--tokenizer", llama3(), "--walks", "30",
+                               "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["rechecks"], nlohmann::json({"earley", "json", "ajv"})) << report["ajv_skipped"];
+  EXPECT_GT(report["finished_walks"].get<int>(), 0);
+  EXPECT_TRUE(report["disagreements"].empty());
+}
+
+// What ajv refuses is a disagreement (exit 1) with its reason; without ajv the report says
+// why it did not run. A stand-in validator in $LOCKSTEP_AJV_DIR refuses every other text.
+TEST(Fuzz, WhatAjvRefusesIsADisagreementAndAMissingAjvIsSaid) {
+  const fs::path dir = fs::temp_directory_path() / ("lockstep_fuzz_ajv." + std::to_string(::getpid()));
+  fs::create_directories(dir / "node_modules/ajv");
+  std::ofstream(dir / "node_modules/ajv/package.json") << "{}";
+  std::ofstream(dir / "validate_texts.js") << R"(const fs = require('fs');
+const lines = fs.readFileSync(process.argv[4], 'utf8').split('\n').filter((l) => l);
+lines.forEach((l, index) => { if (index % 2 === 0) console.log(JSON.stringify({index, error: 'refused ' + process.argv[2]})); });
+console.log(JSON.stringify({checked: lines.length}));
+)";
+  TempFile schema("lockstep_fuzz_schema2_" + std::to_string(::getpid()) + ".json", R"({"enum":[1,2,3]})");
+  const std::vector<std::string> args = {"fuzz", "--schema", schema.path.string(), "--tokenizer", llama3(),
+                                         "--walks", "6", "--json"};
+  ::setenv("LOCKSTEP_AJV_DIR", dir.c_str(), 1);
+  const CliResult refused = run_cli(args);
+  ::setenv("LOCKSTEP_AJV_DIR", (dir / "absent").c_str(), 1);
+  const CliResult skipped = run_cli(args);
+  ::unsetenv("LOCKSTEP_AJV_DIR");
+  fs::remove_all(dir);
+
+  ASSERT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  const auto r = nlohmann::json::parse(refused.out);
+  ASSERT_FALSE(r["disagreements"].empty());
+  EXPECT_EQ(r["disagreements"].size(), (r["finished_walks"].get<size_t>() + 1) / 2);
+  EXPECT_EQ(r["disagreements"][0]["checker"], "ajv");
+  EXPECT_EQ(r["disagreements"][0]["why"], "refused schema");
+
+  ASSERT_EQ(skipped.exit_code, 0) << skipped.out << skipped.err;
+  const auto s = nlohmann::json::parse(skipped.out);
+  EXPECT_EQ(s["rechecks"], nlohmann::json({"earley", "json"}));
+  EXPECT_NE(s["ajv_skipped"].get<std::string>().find("ajv is not installed in"), std::string::npos) << s["ajv_skipped"];
 }
 
 TEST(Fuzz, UsageErrorsExitTwo) {
