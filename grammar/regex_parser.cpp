@@ -28,18 +28,16 @@ class RegexParser {
       const size_t at = i;
       if (utf8::decode(p_, i) == utf8::kInvalid) fail(at, "invalid UTF-8 in the pattern");
     }
+    // In a search, the top-level alternatives are grouped by their anchors and each group
+    // gets one unanchored prefix and suffix: `.*(a|b).*`, not `.*a.*|.*b.*`, whose
+    // automaton would tell apart every subset of alternatives already matched (2^n states
+    // before minimization).
     std::vector<Expr> alts;
+    std::vector<Expr> groups[2][2];  // [anchored at the start][anchored at the end]
     for (;;) {
       bool start = false, end = false;
       Expr e = parse_concat(/*top=*/true, start, end);
-      if (opt_.search) {
-        std::vector<Expr> seq;
-        if (!start) seq.push_back(any_repeat());
-        seq.push_back(std::move(e));
-        if (!end) seq.push_back(any_repeat());
-        e = Expr::sequence(std::move(seq));
-      }
-      alts.push_back(std::move(e));
+      (opt_.search ? groups[start][end] : alts).push_back(std::move(e));
       if (pos_ < p_.size() && p_[pos_] == '|') {
         ++pos_;
         continue;
@@ -47,6 +45,17 @@ class RegexParser {
       break;
     }
     if (pos_ < p_.size()) fail(pos_, "unmatched ')'");
+    for (int start = 0; start < 2; ++start) {
+      for (int end = 0; end < 2; ++end) {
+        std::vector<Expr>& g = groups[start][end];
+        if (g.empty()) continue;
+        std::vector<Expr> seq;
+        if (!start) seq.push_back(any_repeat());
+        seq.push_back(g.size() == 1 ? std::move(g[0]) : Expr::choice(std::move(g)));
+        if (!end) seq.push_back(any_repeat());
+        alts.push_back(Expr::sequence(std::move(seq)));
+      }
+    }
     return Expr::choice(std::move(alts));
   }
 

@@ -73,6 +73,26 @@ TEST(Regex, SearchSemanticsForJsonSchemaPatterns) {
   EXPECT_TRUE(full_match("^ab$", "ab"));  // in full-match mode the anchors change nothing
 }
 
+// A search over many top-level alternatives: one unanchored prefix and suffix for all of
+// them. As `.*a.*|.*b.*|…` the automaton told apart every subset of alternatives already
+// matched and went past the state limit (a fuzzing finding: 62 one-letter alternatives).
+TEST(Regex, ASearchOverManyAlternativesStaysSmall) {
+  std::string pattern = "samwise|sam";
+  for (char c = 'a'; c <= 'z'; ++c) pattern += std::string("|") + c;
+  for (char c = 'A'; c <= 'Z'; ++c) pattern += std::string("|") + c;
+  pattern += "|^9|0$|^42$";
+  RegexOptions search;
+  search.search = true;
+  const auto g = CompiledGrammar::compile(parse_regex(pattern, search));
+  EXPECT_LT(g->num_states(), 200u);
+  for (const auto& [text, match] : std::vector<std::pair<std::string, bool>>{
+           {"--x--", true}, {"123", false}, {"9--", true}, {"--9", false}, {"--0", true}, {"0--", false},
+           {"42", true}, {"142", false}, {"samwise", true}, {"", false}}) {
+    EarleyParser p(*g);
+    EXPECT_EQ(p.advance(text) && p.accepting(), match) << text;
+  }
+}
+
 struct ErrorCase {
   const char* pattern;
   uint32_t column;
