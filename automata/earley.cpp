@@ -1,6 +1,8 @@
 // automata/earley.cpp — see earley.h.
 #include "automata/earley.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace lockstep {
@@ -22,7 +24,15 @@ EarleyParser::EarleyParser(const CompiledGrammar& grammar, ParserLimits limits)
   reset();
 }
 
+EarleyParser::EarleyParser(const CompiledGrammar& grammar, ParserLimits limits, uint32_t boundary_state)
+    : grammar_(&grammar), limits_(limits) {
+  keys_.resize(64);
+  stamps_.resize(64, 0);
+  reset_to_state(boundary_state);
+}
+
 void EarleyParser::reset() {
+  waiting_.clear();
   items_.clear();
   set_begin_.assign(1, 0);
   set_accepting_.clear();
@@ -33,6 +43,7 @@ void EarleyParser::reset() {
 }
 
 void EarleyParser::reset_to_state(uint32_t state) {
+  waiting_.clear();
   items_.clear();
   set_begin_.assign(1, 0);
   set_accepting_.clear();
@@ -100,13 +111,7 @@ void EarleyParser::close_set() {
       if (it.origin == kBoundary) {
         boundary = true;
       } else if (it.origin != here) {
-        const uint32_t end = set_begin_[it.origin + 1];
-        for (uint32_t j = set_begin_[it.origin]; j < end; ++j) {
-          const Item waiting = items_[j];
-          for (const auto& e : g.rule_edges(waiting.state)) {
-            if (e.rule == rule) add(e.target, waiting.origin);
-          }
-        }
+        complete_into(it.origin, rule);
       }
     }
     for (const auto& e : g.rule_edges(it.state)) {
@@ -120,6 +125,33 @@ void EarleyParser::close_set() {
 }
 
 void EarleyParser::abandon_set() { items_.resize(set_begin_.back()); }
+
+void EarleyParser::complete_into(uint32_t k, uint32_t rule) {
+  const auto& g = *grammar_;
+  const uint32_t begin = set_begin_[k], end = set_begin_[k + 1];
+  if (end - begin < kIndexFrom) {
+    for (uint32_t j = begin; j < end; ++j) {
+      const Item waiting = items_[j];
+      for (const auto& e : g.rule_edges(waiting.state)) {
+        if (e.rule == rule) add(e.target, waiting.origin);
+      }
+    }
+    return;
+  }
+  if (waiting_.size() <= k) waiting_.resize(k + 1);
+  if (!waiting_[k]) {
+    auto w = std::make_shared<std::vector<Waiting>>();
+    for (uint32_t j = begin; j < end; ++j) {
+      for (const auto& e : g.rule_edges(items_[j].state)) w->push_back({e.rule, e.target, items_[j].origin});
+    }
+    // Stable: within a rule, the order a scan of the set would add them in.
+    std::stable_sort(w->begin(), w->end(), [](const Waiting& a, const Waiting& b) { return a.rule < b.rule; });
+    waiting_[k] = std::move(w);
+  }
+  const std::vector<Waiting>& w = *waiting_[k];
+  auto it = std::lower_bound(w.begin(), w.end(), rule, [](const Waiting& a, uint32_t r) { return a.rule < r; });
+  for (; it != w.end() && it->rule == rule; ++it) add(it->target, it->origin);
+}
 
 bool EarleyParser::advance(uint8_t byte) {
   const auto& g = *grammar_;
@@ -188,6 +220,7 @@ void EarleyParser::rollback(size_t n) {
   set_accepting_.resize(set_accepting_.size() - n);
   set_boundary_.resize(set_boundary_.size() - n);
   items_.resize(set_begin_.back());
+  if (waiting_.size() > set_begin_.size() - 1) waiting_.resize(set_begin_.size() - 1);
 }
 
 void EarleyParser::probe_after_completion(uint32_t rule, uint32_t origin,
@@ -195,17 +228,10 @@ void EarleyParser::probe_after_completion(uint32_t rule, uint32_t origin,
                                           std::span<const uint32_t> common,
                                           std::vector<char>& accepted) {
   accepted.assign(suffixes.size(), 0);
-  const auto& g = *grammar_;
   // The set right after the completion: items at `origin` waiting on `rule`, advanced.
   begin_set();
   try {
-    const uint32_t end = set_begin_[origin + 1];
-    for (uint32_t j = set_begin_[origin]; j < end; ++j) {
-      const Item waiting = items_[j];
-      for (const auto& e : g.rule_edges(waiting.state)) {
-        if (e.rule == rule) add(e.target, waiting.origin);
-      }
-    }
+    complete_into(origin, rule);
     if (items_.size() == set_begin_.back()) return;  // nothing waits: every suffix fails
     close_set();
   } catch (...) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -47,6 +48,9 @@ class EarleyParser {
   };
 
   explicit EarleyParser(const CompiledGrammar& grammar, ParserLimits limits = {});
+  /// Starts in boundary mode from `boundary_state` (reset_to_state), without first
+  /// predicting the root's whole first set.
+  EarleyParser(const CompiledGrammar& grammar, ParserLimits limits, uint32_t boundary_state);
 
   /// Origin of the seed item in boundary mode (reset_to_state).
   static constexpr uint32_t kBoundary = UINT32_MAX;
@@ -96,6 +100,9 @@ class EarleyParser {
   void close_set();  // prediction + completion over the newest set
   void begin_set();
   void abandon_set();
+  // Completion of `rule` into closed set k: every item there with an edge to `rule`,
+  // advanced over it, is added to the set under construction.
+  void complete_into(uint32_t k, uint32_t rule);
 
   const CompiledGrammar* grammar_;
   ParserLimits limits_;
@@ -105,6 +112,15 @@ class EarleyParser {
   std::vector<uint32_t> set_begin_;
   std::vector<uint8_t> set_accepting_;
   std::vector<uint8_t> set_boundary_;
+  // For a closed set of kIndexFrom items or more, built at its first completion: its
+  // items' rule edges as (rule, target, the item's origin), sorted by rule, so that a
+  // completion costs the items waiting on that rule rather than a scan of the set (a root
+  // of thousands of alternatives). Null where not built; dropped with their sets.
+  struct Waiting {
+    uint32_t rule, target, origin;
+  };
+  static constexpr uint32_t kIndexFrom = 256;
+  std::vector<std::shared_ptr<const std::vector<Waiting>>> waiting_;
   // Open-addressing dedupe table for the set under construction.
   std::vector<uint64_t> keys_;
   std::vector<uint32_t> stamps_;

@@ -510,7 +510,7 @@ class StateWalker {
  public:
   StateWalker(const CompiledGrammar& g, ParserLimits limits, uint32_t seed, size_t max_depth,
               bool skip_seed_rules)
-      : g_(g), parser_(g, limits), seed_(seed), skip_seed_rules_(skip_seed_rules), top_(max_depth + 2),
+      : g_(g), parser_(g, limits, seed), seed_(seed), skip_seed_rules_(skip_seed_rules), top_(max_depth + 2),
         arena_(max_depth + 2), bytes_(max_depth + 2), boundaries_(max_depth + 2) {
     nodes_.reserve(4 * max_depth + 16);
     nodes_.push_back({seed, kNone, g.is_final(seed)});

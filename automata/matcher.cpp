@@ -93,40 +93,80 @@ void GrammarMatcher::reset() {
   step_plan_.reset();
 }
 
+const uint32_t* GrammarMatcher::SetContexts::find(uint32_t rule) const {
+  for (const auto& [r, id] : ids) {
+    if (r == rule) return &id;
+  }
+  const auto it = more_ids.find(rule);
+  return it == more_ids.end() ? nullptr : &it->second;
+}
+
+void GrammarMatcher::SetContexts::set(uint32_t rule, uint32_t id) {
+  for (auto& [r, v] : ids) {
+    if (r == rule) {
+      v = id;
+      return;
+    }
+  }
+  if (ids.size() < 8) {
+    ids.emplace_back(rule, id);
+  } else {
+    more_ids[rule] = id;
+  }
+}
+
 uint32_t GrammarMatcher::context_id(uint32_t rule, uint32_t origin, int depth) {
   if (origin == EarleyParser::kBoundary || depth > kMaxContextDepth) return kNoContext;
   if (context_memo_.size() <= origin) context_memo_.resize(origin + 1);
-  for (const auto& [r, id] : context_memo_[origin]) {
-    if (r == rule) return id;
-  }
+  if (const uint32_t* id = context_memo_[origin].find(rule)) return *id;
   // Mark in progress: a cycle (left recursion) makes the context not finitely describable.
-  context_memo_[origin].push_back({rule, kNoContext});
-  std::vector<uint32_t> desc;
+  context_memo_[origin].set(rule, kNoContext);
   const CompiledGrammar& g = grammar();
-  for (const auto& it : parser_.items_at(origin)) {
-    for (const auto& e : g.rule_edges(it.state)) {
-      if (e.rule != rule) continue;
-      const uint32_t parent = context_id(g.rule_of(it.state), it.origin, depth + 1);
-      if (parent == kNoContext) return kNoContext;  // the in-progress mark stays: also none
-      desc.push_back(it.state);
-      desc.push_back(parent);
+  const std::span<const EarleyParser::Item> items = parser_.items_at(origin);
+  // Recursive calls below reach sets at or before `origin` and add ids there, never items
+  // or callers: the caller lists stay as they are while iterated.
+  SetContexts& here = context_memo_[origin];
+  if (!here.indexed && here.ids.size() + here.more_ids.size() > 8) {
+    for (uint32_t i = 0; i < items.size(); ++i) {
+      for (const auto& e : g.rule_edges(items[i].state)) here.callers[e.rule].push_back(i);
+    }
+    here.indexed = true;
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;  // (state, parent context), canonical order
+  // One (state, parent) pair per item with an edge to `rule` (several such edges give the
+  // same pair).
+  auto visit = [&](const EarleyParser::Item& it) {
+    const uint32_t parent = context_id(g.rule_of(it.state), it.origin, depth + 1);
+    if (parent == kNoContext) return false;  // the in-progress mark stays: also none
+    pairs.emplace_back(it.state, parent);
+    return true;
+  };
+  if (here.indexed) {
+    if (const auto c = here.callers.find(rule); c != here.callers.end()) {
+      const std::vector<uint32_t>& list = c->second;  // an item once per edge to `rule`
+      for (size_t k = 0; k < list.size(); ++k) {
+        if (k > 0 && list[k] == list[k - 1]) continue;
+        if (!visit(items[list[k]])) return kNoContext;
+      }
+    }
+  } else {
+    for (const auto& it : items) {
+      const auto edges = g.rule_edges(it.state);
+      if (std::none_of(edges.begin(), edges.end(), [&](const auto& e) { return e.rule == rule; })) continue;
+      if (!visit(it)) return kNoContext;
     }
   }
-  // Canonical order of (state, parent) pairs.
-  std::vector<std::pair<uint32_t, uint32_t>> pairs;
-  for (size_t i = 0; i < desc.size(); i += 2) pairs.emplace_back(desc[i], desc[i + 1]);
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  desc.clear();
+  std::vector<uint32_t> desc;
+  desc.reserve(pairs.size() * 2);
   for (const auto& [s, p] : pairs) {
     desc.push_back(s);
     desc.push_back(p);
   }
   const uint32_t id = cache_->configurations().intern(std::move(desc), memo_generation_);
   if (id == ConfigurationCache::kNone) return kNoContext;
-  for (auto& [r, v] : context_memo_[origin]) {
-    if (r == rule) v = id;
-  }
+  context_memo_[origin].set(rule, id);
   return id;
 }
 

@@ -152,7 +152,19 @@ class GrammarMatcher {
   bool terminated_ = false;
   bool use_configurations_ = true;
 
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> context_memo_;  // per set: (rule, id)
+  // Per Earley set: the context ids computed for the rules started there, and — once a set
+  // is asked about more than a few rules (a root of thousands of alternatives) — an index
+  // from a rule to the set's items with a rule edge to it, so each id costs its callers,
+  // not a scan of the whole set.
+  struct SetContexts {
+    std::vector<std::pair<uint32_t, uint32_t>> ids;     // (rule, id): the first few
+    std::unordered_map<uint32_t, uint32_t> more_ids;     // past those
+    std::unordered_map<uint32_t, std::vector<uint32_t>> callers;  // rule → item indices
+    bool indexed = false;
+    const uint32_t* find(uint32_t rule) const;
+    void set(uint32_t rule, uint32_t id);
+  };
+  std::vector<SetContexts> context_memo_;
   uint64_t memo_generation_ = 0;  // the ConfigurationCache generation of context_memo_'s ids
   std::vector<EarleyParser::Item> kernel_;
   std::vector<uint32_t> key_;

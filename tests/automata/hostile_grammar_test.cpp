@@ -134,6 +134,41 @@ TEST(HostileGrammar, HundredThousandAlternativesGiveMasks) {
   EXPECT_EQ(mask[0], 0b1100001u);  // EOS, "w199", "w190"
 }
 
+// Each alternative a rule of its own that calls itself: every set after "(" holds an item
+// per alternative. Completion into such a set, and the context of each rule started there,
+// cost the items waiting on that rule (was a scan of the set per rule: quadratic), and each
+// automaton state's mask walk starts from that state alone (was the root's whole first set).
+TEST(HostileGrammar, TwentyThousandRecursiveAlternativesGiveMasks) {
+  const int n = 20000;
+  std::string text = "root ::= ";
+  for (int i = 0; i < n; ++i) text += (i ? " | r" : "r") + std::to_string(i);
+  text += "\n";
+  for (int i = 0; i < n; ++i) {
+    text += "r" + std::to_string(i) + " ::= \"w" + std::to_string(i) + "\" | \"(\" r" + std::to_string(i) + " \")\"\n";
+  }
+  auto g = CompiledGrammar::compile(parse_gbnf(text));
+  auto vocab = small_vocab({"(", ")", "w1", "w19", "w20000", "9", "))"});
+  GrammarMatcher m(g, vocab);
+  std::vector<uint32_t> mask(vocab->bitmask_words());
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b00011010u);  // "(", "w1", "w19"; not "w20000", ")"
+  ASSERT_TRUE(m.accept_token(1));   // "("
+  ASSERT_TRUE(m.accept_token(1));   // "(("
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b00011010u);
+  ASSERT_TRUE(m.accept_token(3));   // "((w1"
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b11000100u);  // ")", "9" (w19), "))"; not EOS
+  ASSERT_TRUE(m.accept_token(7));   // "((w1))"
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b00000001u);  // EOS only
+  m.rollback(1);
+  ASSERT_TRUE(m.accept_token(6));   // "((w19"
+  ASSERT_TRUE(m.accept_token(2));   // "((w19)"
+  m.fill_next_token_bitmask(mask);
+  EXPECT_EQ(mask[0], 0b00000100u);  // ")" only
+}
+
 TEST(HostileGrammar, HundredThousandRuleChainValidatesAndCompiles) {
   // r_i ::= r_{i+1} "x", defined callee-last and (second) callee-first.
   for (bool reversed : {false, true}) {

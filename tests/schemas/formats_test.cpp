@@ -72,7 +72,7 @@ const char* const kMalformed[] = {
     "a%4",          //
     "a%g0",         //
     "a b",          // excluded from literals: CTL, SP, DQUOTE, %, <, >, \, ^, `, {, |, }
-    "a\"b", "a<b", "a>b", "a\\b", "a^b", "a`b", "a|b", "a\x7f" "b", "a\tb", "\x01",
+    "a\"b", "a<b", "a>b", "a\\b", "a^b", "a`b", "a|b", "a\177b", "a\tb", "\x01",
 };
 
 TEST(Formats, UriTemplateIsRfc6570) {
