@@ -4,7 +4,8 @@
 # against Llama 3 (each file's "schema" member, written to OUT_DIR/schemas/; finished walks
 # re-checked by ajv as well). One JSON report per run in OUT_DIR, and a summary line per run.
 #   bash bench/fuzz_real.sh [OUT_DIR] [TIME_LIMIT] [N_SCHEMAS] [SCHEMA_DIR]
-# LOCKSTEP_BIN: the binary; PARTS="grammars schemas" (the default) or either one.
+# LOCKSTEP_BIN: the binary; PARTS="grammars schemas" (the default) or either one; JOBS:
+# schema runs in parallel.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 shared="$here/../shared"
@@ -43,11 +44,20 @@ parts="${PARTS:-grammars schemas}"
 done
 [[ " $parts " == *" schemas "* ]] || exit 0
 mkdir -p "$out/schemas"
-ls "$schema_dir"/*.json 2>/dev/null | head -n "$n_schemas" | while read -r file; do
+fuzz_schema() {  # one JSONSchemaBench file
+  local file=$1 name s
   name="schema-$(basename "$file" .json)"
   s="$out/schemas/$(basename "$file")"
   python3 -c 'import json, sys; json.dump(json.load(open(sys.argv[1]))["schema"], open(sys.argv[2], "w"))' "$file" "$s"
+  local t0=$SECONDS rc
   "$bin" fuzz --schema "$s" --tokenizer "${vocabs[0]#*:}" --time-limit "$limit" --json \
     >"$out/$name.json" 2>"$out/$name.err"
-  summary "$name" $? "$out/$name.json"
-done
+  rc=$?
+  summary "$name" $rc "$out/$name.json" | sed "s/\$/, wall $((SECONDS - t0)) s/"
+}
+export -f fuzz_schema summary
+export out bin limit
+export vocab0="${vocabs[0]#*:}"
+# JOBS runs in parallel (default 1: each run's --time-limit is then its own).
+ls "$schema_dir"/*.json 2>/dev/null | head -n "$n_schemas" |
+  xargs -P "${JOBS:-1}" -I{} bash -c 'vocabs=("x:$vocab0"); fuzz_schema "$1"' _ {}

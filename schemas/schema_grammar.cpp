@@ -387,7 +387,9 @@ class GrammarBuilder {
     }
     const size_t q = r.must.size();
     const bool exact_obligations = q <= kMaxExactObligations;
-    if (q > 63) throw SchemaError(pointer, fmt::format("{} required-member conditions on one object", q));
+    if (q > 63) {
+      throw SchemaError(pointer, fmt::format("{} required-member conditions on one object: at most 63 are supported", q));
+    }
     auto in_keys = [](const DfaPtr& keys, const std::optional<std::string>& lit_key, const std::string& k) {
       return lit_key ? *lit_key == k : keys->accepts(k);
     };
@@ -466,7 +468,10 @@ class GrammarBuilder {
       size_t others = 0;
       for (const auto& o : r.must) others += !(o.literal && o.value->kind == Term::Kind::kTrue);
       if (others > kMaxExactObligations) {
-        throw SchemaError(pointer, fmt::format("{} required-member conditions on one object are too many to track", others));
+        throw SchemaError(pointer, fmt::format("{} required-member conditions on one object are too many to track: at most {} "
+                                               "that are more than a plain required name (each doubles the object's "
+                                               "states)",
+                                               others, kMaxExactObligations));
       }
     }
     return list_expr(object_machine(r, kinds, depth, pointer), p, pointer + "-members");
