@@ -53,7 +53,7 @@ for t in "${targets[@]}"; do
   echo "fuzz: $t for ${seconds}s"
   # shellcheck disable=SC2086
   "$build/fuzz/$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
+    -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -max_len="$max_len" \
     -artifact_prefix="$build/crashes/$t/" -print_final_stats=1 "${dict[@]}" ${FUZZ_FLAGS:-} \
     "$build/corpus/$t" "${existing[@]}" > "$build/logs/$t.log" 2>&1
   status=$?
