@@ -129,8 +129,8 @@ class Explorer {
     // Every second walk runs under length-aware closing with max_steps as its budget, so it
     // ends complete and can be re-checked; the others see the grammar's own masks.
     m.reset();
-    const bool can_close = m.min_tokens_to_accept() != SIZE_MAX &&
-                           m.min_tokens_to_accept() + m.eog_tokens() <= options_.max_steps;
+    report_.min_tokens = m.min_tokens_to_accept() == SIZE_MAX ? SIZE_MAX : m.min_tokens_to_accept() + m.eog_tokens();
+    const bool can_close = report_.min_tokens <= options_.max_steps;
     for (size_t w = 0; w < options_.walks && !out_of_time(0.4); ++w) {
       m.reset();
       const bool closed = can_close && w % 2 == 1;

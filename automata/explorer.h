@@ -64,6 +64,9 @@ struct ExploreReport {
   size_t configurations = 0;  ///< distinct configurations the breadth-first pass met
   size_t walks = 0;           ///< walks run (fewer than asked when their share of the time ran out)
   size_t closed_walks = 0;    ///< walks under length-aware closing (budget: max_steps), which end complete
+  /// Tokens of the grammar's shortest output, end of generation included (SIZE_MAX when the
+  /// vocabulary cannot spell it); over max_steps, no walk is closed.
+  size_t min_tokens = 0;
   size_t walk_tokens = 0;     ///< tokens the walks accepted
   bool timed_out = false;
   double seconds = 0;

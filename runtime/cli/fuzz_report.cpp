@@ -92,6 +92,13 @@ std::string human_report(const FuzzFindings& f, const Tokenizer& tok, size_t exa
                      "--max-steps), {} configurations{}, {:.1f} s{}\n",
                      e.walks, e.closed_walks, e.walk_tokens, e.completed.size(), e.unfinished, e.configurations,
                      e.exhaustive ? " (all reachable ones)" : "", e.seconds, e.timed_out ? " (time limit reached)" : "");
+  if (e.walks > 1 && e.closed_walks == 0) {
+    out += e.min_tokens == SIZE_MAX
+               ? "  no walk was closed: the vocabulary cannot spell the grammar's shortest output\n"
+               : fmt::format("  no walk was closed: the shortest output needs {} tokens, more than --max-steps (raise it "
+                             "to re-check finished walks)\n",
+                             e.min_tokens);
+  }
   auto sites = [&](const char* title, const char* what, const std::vector<ExploreSite>& list) {
     out += fmt::format("{}: {}\n", title, list.size());
     if (list.empty()) return;
@@ -171,6 +178,7 @@ std::string json_report(const FuzzFindings& f, const Tokenizer& tok, size_t exam
       {"vocab_size", f.vocab_size},
       {"walks", e.walks},
       {"closed_walks", e.closed_walks},
+      {"min_tokens", e.min_tokens == SIZE_MAX ? nlohmann::json(nullptr) : nlohmann::json(e.min_tokens)},
       {"walk_tokens", e.walk_tokens},
       {"finished_walks", e.completed.size()},
       {"unfinished_walks", e.unfinished},

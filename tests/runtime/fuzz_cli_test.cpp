@@ -89,6 +89,18 @@ TEST(Fuzz, AStateReachableOnlyThroughASpecialTokenIsADeadEnd) {
   EXPECT_NE(human.out.find("only special tokens spell it: 5:</s>"), std::string::npos) << human.out;
 }
 
+TEST(Fuzz, WalksAreNotClosedWhenTheShortestOutputExceedsMaxSteps) {
+  SmallTokenizer tok;  // "c c c c": 7 tokens of text and the end of generation
+  const Fuzzed f = fuzz("root ::= \"c c c c\"\n", tok.path(), {"--max-steps", "4"});
+  ASSERT_EQ(f.r.exit_code, 0) << f.r.out << f.r.err;
+  EXPECT_EQ(f.report["min_tokens"], 8);
+  EXPECT_EQ(f.report["closed_walks"], 0);
+  EXPECT_EQ(f.report["finished_walks"], 0);
+  const CliResult human = run_cli({"fuzz", "--regex", "c c c c", "--tokenizer", tok.path(), "--max-steps", "4"});
+  EXPECT_NE(human.out.find("no walk was closed: the shortest output needs 8 tokens"), std::string::npos) << human.out;
+  EXPECT_EQ(fuzz("root ::= \"c c c c\"\n", tok.path(), {"--max-steps", "8"}).report["closed_walks"], 20);
+}
+
 TEST(Fuzz, AnOptionalTailNoTokenSpellsIsAnEndOfGenerationTrap) {
   SmallTokenizer tok;
   const Fuzzed f = fuzz("root ::= \"a\" \"zz\"?\n", tok.path());
