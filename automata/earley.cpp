@@ -17,14 +17,14 @@ inline size_t slot_of(uint64_t key, size_t mask) {
 }
 }  // namespace
 
-EarleyParser::EarleyParser(const CompiledGrammar& grammar, ParserLimits limits)
+EarleyParser::EarleyParser(const GrammarAutomaton& grammar, ParserLimits limits)
     : grammar_(&grammar), limits_(limits) {
   keys_.resize(64);
   stamps_.resize(64, 0);
   reset();
 }
 
-EarleyParser::EarleyParser(const CompiledGrammar& grammar, ParserLimits limits, uint32_t boundary_state)
+EarleyParser::EarleyParser(const GrammarAutomaton& grammar, ParserLimits limits, uint32_t boundary_state)
     : grammar_(&grammar), limits_(limits) {
   keys_.resize(64);
   stamps_.resize(64, 0);

@@ -147,7 +147,7 @@ void ConfigurationCache::insert(const std::vector<uint32_t>& key, std::vector<ui
 // ---------------------------------------------------------------------------------
 // TokenMaskCache
 
-TokenMaskCache::TokenMaskCache(std::shared_ptr<const CompiledGrammar> grammar,
+TokenMaskCache::TokenMaskCache(std::shared_ptr<const GrammarAutomaton> grammar,
                                std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits)
     : grammar_(std::move(grammar)),
       vocabulary_(std::move(vocabulary)),
@@ -258,7 +258,7 @@ class CanonicalNumbering {
 }  // namespace
 
 std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   const uint32_t r = g.rule_of(state);
   const auto& automaton = g.rule_automaton_key(r);
   if (automaton.empty()) {
@@ -314,7 +314,7 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) 
 // callee is recursive, the network is numbered as one graph instead (network_bfs(), up to
 // kMaxNetworkStates states, else no key).
 std::string TokenMaskCache::network_signature(uint32_t q) const {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   const uint32_t rule = g.rule_of(q);
   std::lock_guard lock(canonical_mutex_);
   // When q's rule has a structural hash, so has every rule it calls (none is recursive): the
@@ -342,7 +342,7 @@ std::string TokenMaskCache::network_signature(uint32_t q) const {
 // naming its callee by the callee's own hash: isomorphic call trees hash alike. Null for a
 // rule that calls itself, directly or not. Requires canonical_mutex_.
 const std::pair<uint64_t, uint64_t>* TokenMaskCache::rule_hash(uint32_t rule) const {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   if (rule_hash_state_.size() != g.num_rules()) {
     rule_hash_state_.assign(g.num_rules(), 0);
     rule_hash_.assign(g.num_rules(), {});
@@ -369,7 +369,7 @@ const std::pair<uint64_t, uint64_t>* TokenMaskCache::rule_hash(uint32_t rule) co
 // callee by rule_hash() (computed already for every callee), hashed with `tag`. Requires
 // canonical_mutex_.
 std::pair<uint64_t, uint64_t> TokenMaskCache::hash_within_rule(uint32_t start, uint32_t tag) const {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), start);
   for (size_t i = 0; i < c.order().size(); ++i) {
     const uint32_t s = c.order()[i];
@@ -393,7 +393,7 @@ std::pair<uint64_t, uint64_t> TokenMaskCache::hash_within_rule(uint32_t start, u
 // or empty past kMaxNetworkStates states. Requires canonical_mutex_.
 std::string TokenMaskCache::network_bfs(uint32_t q) const {
   static constexpr size_t kMaxNetworkStates = 1024;
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   const uint32_t rule = g.rule_of(q);
   CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), q);
   for (size_t i = 0; i < c.order().size(); ++i) {
@@ -508,7 +508,7 @@ namespace {
 // can complete (boundaries).
 class StateWalker {
  public:
-  StateWalker(const CompiledGrammar& g, ParserLimits limits, uint32_t seed, size_t max_depth,
+  StateWalker(const GrammarAutomaton& g, ParserLimits limits, uint32_t seed, size_t max_depth,
               bool skip_seed_rules)
       : g_(g), parser_(g, limits, seed), seed_(seed), skip_seed_rules_(skip_seed_rules), top_(max_depth + 2),
         arena_(max_depth + 2), bytes_(max_depth + 2), boundaries_(max_depth + 2) {
@@ -655,7 +655,7 @@ class StateWalker {
     return a == b;
   }
 
-  const CompiledGrammar& g_;
+  const GrammarAutomaton& g_;
   EarleyParser parser_;
   uint32_t seed_;
   bool skip_seed_rules_;
@@ -753,7 +753,7 @@ const std::string& TokenMaskCache::signature(uint32_t q) const {
   std::lock_guard lock(canonical_mutex_);
   auto [it, fresh] = signatures_.try_emplace(q);
   if (!fresh) return it->second;
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   // A callee not hashed yet is hashed outside the walk (rule_hash() uses the same scratch),
   // and the walk starts over.
   for (uint32_t unhashed = UINT32_MAX;; unhashed = UINT32_MAX) {
@@ -789,7 +789,7 @@ const std::string& TokenMaskCache::signature(uint32_t q) const {
 }
 
 void TokenMaskCache::append_context(std::string& key, uint32_t rule) const {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   for (unsigned b = 0; b < 256; b += 8) {
     uint8_t bits = 0;
     for (unsigned k = 0; k < 8; ++k) bits |= static_cast<uint8_t>(g.can_follow(rule, static_cast<uint8_t>(b + k)) << k);
@@ -805,7 +805,7 @@ const TokenMaskCache::ByteClasses& TokenMaskCache::byte_classes(uint32_t rule) c
   if (!slot) {
     // Bytes b and b + 1 share a class unless some edge of the rule starts at b + 1 or ends
     // at b: then every edge reads whole classes.
-    const CompiledGrammar& g = *grammar_;
+    const GrammarAutomaton& g = *grammar_;
     const uint32_t begin = g.rule_start(rule);
     std::array<bool, 257> cut{};
     auto c = std::make_unique<ByteClasses>();
@@ -834,7 +834,7 @@ const TokenMaskCache::ByteClasses& TokenMaskCache::byte_classes(uint32_t rule) c
 
 std::shared_ptr<const StateMask> TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out,
                                                                 std::string& parts_key) const {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   const Vocabulary& vocab = *vocabulary_;
   const uint32_t rule = g.rule_of(state);
   const uint32_t base = g.rule_start(rule);
@@ -1078,7 +1078,7 @@ std::vector<uint32_t> TokenMaskCache::all_text_bits() const {
 // The walk of the sorted vocabulary from `state` (see StateWalker), into `out`. With
 // `skip_seed_rules`, the seed's own rule edges are not entered (compose() covers them).
 void TokenMaskCache::walk_vocabulary(uint32_t state, bool skip_seed_rules, PartialMask& out) const {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   const Vocabulary& vocab = *vocabulary_;
   const uint32_t rule = g.rule_of(state);
   StateWalker w(g, limits_, state, vocab.max_token_bytes(), skip_seed_rules);
@@ -1133,7 +1133,7 @@ void TokenMaskCache::walk_vocabulary(uint32_t state, bool skip_seed_rules, Parti
 // Only for sub-rules that do not call back into q's rule (another component of the call
 // graph). Returns false (nothing written) when q does not qualify.
 bool TokenMaskCache::compose(uint32_t state, PartialMask& out) {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   const uint32_t rule = g.rule_of(state);
   const auto edges = g.rule_edges(state);
   if (edges.empty()) return false;

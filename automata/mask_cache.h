@@ -24,7 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "automata/completion.h"
 #include "automata/earley.h"
 #include "automata/vocabulary.h"
@@ -70,7 +70,7 @@ struct StateMask {
   size_t memory_bytes() const;
 };
 
-/// Whole token bitmasks of parse configurations, shared by every GrammarMatcher of one
+/// Whole token bitmasks of parse configurations, shared by every EarleyMatcher of one
 /// TokenMaskCache (see matcher.h): a configuration is described by interned context ids,
 /// and a configuration one sequence met is a copy for every other sequence of the same
 /// grammar (each instance of a batch, each request of a server). Thread-safe. Bounded: past
@@ -109,7 +109,7 @@ class ConfigurationCache {
 /// cache, and no state is ever computed twice.
 class TokenMaskCache {
  public:
-  TokenMaskCache(std::shared_ptr<const CompiledGrammar> grammar,
+  TokenMaskCache(std::shared_ptr<const GrammarAutomaton> grammar,
                  std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits = {});
   ~TokenMaskCache();
 
@@ -125,7 +125,7 @@ class TokenMaskCache {
   void start_background_precompute();
 
   struct Stats {
-    size_t states = 0;           ///< mask classes of the grammar (CompiledGrammar::mask_class)
+    size_t states = 0;           ///< mask classes of the grammar (GrammarAutomaton::mask_class)
     size_t computed = 0;         ///< classes whose mask is in the cache
     size_t computations = 0;     ///< state walks run (none is run twice)
     size_t shared = 0;           ///< masks taken from the process-wide cache of automaton rules
@@ -138,9 +138,9 @@ class TokenMaskCache {
   };
   Stats stats() const;
 
-  const CompiledGrammar& grammar() const { return *grammar_; }
+  const GrammarAutomaton& grammar() const { return *grammar_; }
   const Vocabulary& vocabulary() const { return *vocabulary_; }
-  std::shared_ptr<const CompiledGrammar> shared_grammar() const { return grammar_; }
+  std::shared_ptr<const GrammarAutomaton> shared_grammar() const { return grammar_; }
   std::shared_ptr<const Vocabulary> shared_vocabulary() const { return vocabulary_; }
   const ParserLimits& limits() const { return limits_; }
   /// Whole masks of configurations, shared by the matchers of this cache.
@@ -160,7 +160,7 @@ class TokenMaskCache {
   /// get(), or with !wait null when the state's class is being computed already.
   const StateMask* lookup(uint32_t state, bool wait);
 
-  std::shared_ptr<const CompiledGrammar> grammar_;
+  std::shared_ptr<const GrammarAutomaton> grammar_;
   std::shared_ptr<const Vocabulary> vocabulary_;
   ParserLimits limits_;
   mutable ConfigurationCache configurations_;

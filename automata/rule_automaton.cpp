@@ -18,8 +18,8 @@ namespace lockstep {
 
 namespace {
 
-using ByteEdge = CompiledGrammar::ByteEdge;
-using RuleEdge = CompiledGrammar::RuleEdge;
+using ByteEdge = GrammarAutomaton::ByteEdge;
+using RuleEdge = GrammarAutomaton::RuleEdge;
 
 uint64_t hash_span(const uint32_t* p, size_t n) {
   uint64_t h = 1469598103934665603ull ^ n;
