@@ -436,6 +436,7 @@ void fill_next_token_bitmasks(std::span<EarleyMatcher* const> matchers, std::spa
   std::mutex error_mutex;
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < matchers.size();) {
+      if (matchers[i] == nullptr) continue;
       try {
         matchers[i]->fill_next_token_bitmask(words.subspan(i * stride, stride));
       } catch (...) {

@@ -22,17 +22,6 @@
 
 namespace lockstep {
 
-/// A malformed or unusable grammar. what() reads "line:column: message" (the file, when
-/// known, in front: "file:line:column: message").
-class GrammarError : public Error {
- public:
-  GrammarError(SourceLocation where, const std::string& message);
-  /// Location-free error (e.g. a whole-grammar property such as "no root rule").
-  explicit GrammarError(const std::string& message);
-  /// The line:column (zeros when the error has none).
-  SourceLocation where() const { return location().source.value_or(SourceLocation{}); }
-};
-
 /// Inclusive code-point range [lo, hi].
 struct CodepointRange {
   uint32_t lo = 0;

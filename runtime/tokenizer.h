@@ -77,6 +77,10 @@ Llama2cVocab read_llama2c_vocab(const std::string& path, int32_t vocab_size = -1
 /// file when present, else from the post-processor template. Throws TokenizerError with
 /// the JSON pointer (or byte offset, for malformed JSON) on anything it cannot use.
 std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path);
+/// The same from the text of a tokenizer.json (e.g. a Hugging Face tokenizer's
+/// `backend_tokenizer.to_str()`); `name` stands for the file in errors. No
+/// tokenizer_config.json is read: BOS/EOS come from the post-processor template.
+std::unique_ptr<Tokenizer> load_hf_tokenizer_text(std::string_view text, const std::string& name);
 
 /// Loads GPT-2's `encoder.json` + `vocab.bpe` (byte-level BPE, GPT-2 pre-tokenizer).
 std::unique_ptr<Tokenizer> load_gpt2_tokenizer(const std::string& encoder_json,

@@ -147,7 +147,7 @@ void check_dense(const std::string& path, int64_t max_id, size_t entries, const 
   }
 }
 
-std::unique_ptr<Tokenizer> load_hf_tokenizer_json(const std::string& path, const json& j) {
+std::unique_ptr<Tokenizer> load_hf_tokenizer_json(const std::string& path, const json& j, bool config_beside) {
   using ptr = json::json_pointer;
   if (!j.is_object()) fail_at(path, ptr(""), "a tokenizer.json is a JSON object");
   const json& model = need(path, j, ptr("/model"), json::value_t::object, "the model");
@@ -292,7 +292,7 @@ std::unique_ptr<Tokenizer> load_hf_tokenizer_json(const std::string& path, const
   };
   const fs::path config_path = fs::path(path).parent_path() / "tokenizer_config.json";
   bool add_bos_known = false;
-  if (fs::is_regular_file(config_path)) {
+  if (config_beside && fs::is_regular_file(config_path)) {
     const std::string cpath = config_path.string();
     const json c = parse_json_file(cpath);
     const Fields cf(cpath, c, ptr(""));
@@ -334,10 +334,28 @@ std::unique_ptr<Tokenizer> load_hf_tokenizer_json(const std::string& path, const
 std::unique_ptr<Tokenizer> load_hf_tokenizer(const std::string& path) {
   const json j = parse_json_file(path);
   try {
-    return load_hf_tokenizer_json(path, j);
+    return load_hf_tokenizer_json(path, j, true);
   } catch (const json::exception& e) {
     // A shape the checks above missed: still an error naming the file, not a library one.
     throw TokenizerError(path, "", fmt::format("unexpected JSON structure ({})", e.what()));
+  }
+}
+
+std::unique_ptr<Tokenizer> load_hf_tokenizer_text(std::string_view text, const std::string& name) {
+  if (text.size() > kMaxTokenizerFileBytes) {
+    throw TokenizerError(name, "", fmt::format("{} bytes is more than the {} a tokenizer.json may have", text.size(),
+                                               kMaxTokenizerFileBytes));
+  }
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw TokenizerError(name, fmt::format("byte offset {}", e.byte), "malformed JSON");
+  }
+  try {
+    return load_hf_tokenizer_json(name, j, false);
+  } catch (const json::exception& e) {
+    throw TokenizerError(name, "", fmt::format("unexpected JSON structure ({})", e.what()));
   }
 }
 
