@@ -1,7 +1,10 @@
 # lockstep — two commands do all the set-up on a fresh Debian 12 machine:
 #   make demo   installs the dependencies, builds, and runs the main job on the bundled model
-#   make test   installs the dependencies, builds, and runs every test
+#   make test   installs the dependencies, builds, and runs every test (the C++ suite and,
+#               through it, the Python package's pytest suite, python/tests)
 # More (docs/fuzz.md):
+#   make test-python-install    `pip install .` into a fresh virtual environment, then the
+#                               pytest suite against the installed package; CI runs it
 #   make test-sanitize          one clang build with AddressSanitizer and UBSan (build-asan/):
 #                               the test suite, then every libFuzzer target for
 #                               FUZZ_SMOKE_SECONDS (default 20) each; CI runs it
@@ -17,15 +20,18 @@ FUZZ_TARGETS ?=
 FUZZ_BUILD_DIR ?= build-fuzz
 ASAN_BUILD_DIR ?= build-asan
 
-.PHONY: all deps build demo test bench clean fuzz test-sanitize
+.PHONY: all deps build demo test bench clean fuzz test-sanitize test-python-install
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
 
+# The Python extension module is built with the rest, against the project's virtual
+# environment (.venv, made by scripts/python-env.sh from python/requirements-test.txt).
 build: deps
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DLOCKSTEP_BUILD_PYTHON=ON -DPython_EXECUTABLE=$$(bash scripts/python-env.sh)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 demo: build
@@ -35,6 +41,10 @@ demo: build
 test: build
 	@bash scripts/fetch-model.sh
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 900
+
+test-python-install: deps
+	@bash scripts/fetch-model.sh
+	bash scripts/test-python-install.sh
 
 test-sanitize:
 	@bash scripts/install-deps.sh --fuzz
@@ -57,4 +67,4 @@ fuzz:
 	bash fuzz/run.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 clean:
-	rm -rf $(BUILD_DIR) $(FUZZ_BUILD_DIR) $(ASAN_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(FUZZ_BUILD_DIR) $(ASAN_BUILD_DIR) build-wheel

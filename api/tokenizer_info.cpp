@@ -151,6 +151,7 @@ std::string_view TokenizerInfo::token_bytes(int32_t id) const {
   if (id < 0 || static_cast<size_t>(id) >= vocab_size()) {
     throw std::out_of_range(fmt::format("token id {} is outside the vocabulary (size {})", id, vocab_size()));
   }
+  if (impl_->vocabulary->is_control(id)) return {};  // special tokens add no output bytes
   return impl_->vocabulary->token_bytes(id);
 }
 
@@ -159,6 +160,11 @@ bool TokenizerInfo::can_encode() const { return impl_->tokenizer != nullptr; }
 std::vector<int32_t> TokenizerInfo::encode(std::string_view text, bool add_bos) const {
   if (!impl_->tokenizer) throw std::logic_error("this TokenizerInfo was made from a token list and cannot encode text");
   return impl_->tokenizer->encode(text, add_bos);
+}
+
+std::vector<int32_t> TokenizerInfo::encode_continuation(std::string_view text) const {
+  if (!impl_->tokenizer) throw std::logic_error("this TokenizerInfo was made from a token list and cannot encode text");
+  return impl_->tokenizer->encode_continuation(text);
 }
 
 std::string TokenizerInfo::decode(std::span<const int32_t> ids) const {

@@ -24,6 +24,13 @@ for p in "${packages[@]}"; do
 done
 # node and npm run the ajv validator of the tests; any install of them will do (a nodejs
 # package from elsewhere may bundle npm), so they are looked for as commands.
+# Python 3 with venv and its C headers builds the extension module (scripts/python-env.sh
+# makes the virtual environment); any install of them will do, so they are looked for.
+if ! command -v python3 >/dev/null; then missing+=(python3 python3-venv python3-dev); else
+  python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+  python3 -c 'import os, sysconfig; raise SystemExit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+    2>/dev/null || missing+=(python3-dev)
+fi
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -71,6 +71,10 @@ class TokenizerInfo {
   /// Token ids of `text` (with add_bos, the BOS id first when the tokenizer has one).
   /// Throws std::logic_error when !can_encode().
   std::vector<int32_t> encode(std::string_view text, bool add_bos = false) const;
+  /// Token ids whose bytes concatenate to exactly `text`, as it appears inside generated
+  /// output (no SentencePiece dummy space in front): for checking a text against a grammar.
+  /// Throws std::logic_error when !can_encode().
+  std::vector<int32_t> encode_continuation(std::string_view text) const;
   /// Text of `ids` as the tokenizer's decoder renders it (special tokens omitted).
   std::string decode(std::span<const int32_t> ids) const;
 
