@@ -5,6 +5,9 @@
 # More (docs/fuzz.md):
 #   make test-python-install    `pip install .` into a fresh virtual environment, then the
 #                               pytest suite against the installed package; CI runs it
+#   make test-integrations      lockstep inside Hugging Face transformers, vLLM and SGLang, each
+#                               from PyPI into its own virtual environment (.venv-vllm,
+#                               .venv-sglang; several GB); docs/integrations.md
 #   make test-sanitize          one clang build with AddressSanitizer and UBSan (build-asan/):
 #                               the test suite, then every libFuzzer target for
 #                               FUZZ_SMOKE_SECONDS (default 20) each; CI runs it
@@ -20,7 +23,7 @@ FUZZ_TARGETS ?=
 FUZZ_BUILD_DIR ?= build-fuzz
 ASAN_BUILD_DIR ?= build-asan
 
-.PHONY: all deps build demo test bench clean fuzz test-sanitize test-python-install
+.PHONY: all deps build demo test bench clean fuzz test-sanitize test-python-install test-integrations
 
 all: build
 
@@ -41,6 +44,14 @@ demo: build
 test: build
 	@bash scripts/fetch-model.sh
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 900
+
+INTEGRATION_ENV = PYTHONPATH=$(abspath $(BUILD_DIR))/python LOCKSTEP_CLI=$(abspath $(BUILD_DIR))/lockstep
+test-integrations: build
+	@bash scripts/fetch-model.sh
+	$(INTEGRATION_ENV) $$(bash scripts/python-env.sh --for vllm) -m pytest -q -p no:cacheprovider \
+	  python/tests_integrations/test_hf.py python/tests_integrations/test_vllm.py
+	$(INTEGRATION_ENV) $$(bash scripts/python-env.sh --for sglang) -m pytest -q -p no:cacheprovider \
+	  python/tests_integrations/test_sglang.py
 
 test-python-install: deps
 	@bash scripts/fetch-model.sh

@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# Creates (or updates) the project's Python virtual environment, .venv at the repository root
-# (git-ignored), with the packages of python/requirements-test.txt from PyPI: what the
-# extension module's build and the pytest suite need. Idempotent: does nothing when the
-# requirements file has not changed since the last run. Prints the venv's python path last.
-# --integrations also installs python/requirements-integrations.txt (torch, transformers,
-# vllm, ...) for `make test-integrations`.
+# Creates (or updates) one of the project's Python virtual environments (git-ignored) from
+# PyPI and prints its python's path:
+#   (no option)    .venv          python/requirements-test.txt: the extension module's build
+#                                 and the pytest suite (`make test`)
+#   --for NAME     .venv-NAME     python/requirements-NAME.txt: vllm (vLLM, transformers, torch)
+#                                 or sglang, for `make test-integrations`
+# Idempotent: does nothing when the requirements file has not changed since the last run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-venv="${LOCKSTEP_VENV:-$here/.venv}"
+venv="$here/.venv"
 reqs=("$here/python/requirements-test.txt")
-for arg in "$@"; do
-  case "$arg" in
-    --integrations) reqs+=("$here/python/requirements-integrations.txt") ;;
-    *) echo "python-env: unknown option $arg (known: --integrations)" >&2; exit 2 ;;
-  esac
-done
+if [ $# -gt 0 ]; then
+  if [ "$1" != "--for" ] || [ $# -ne 2 ] || [ ! -f "$here/python/requirements-$2.txt" ]; then
+    echo "python-env: usage: python-env.sh [--for vllm|sglang]" >&2
+    exit 2
+  fi
+  venv="$here/.venv-$2"
+  reqs=("$here/python/requirements-$2.txt")
+fi
 python="${PYTHON:-python3}"
 if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
   echo "python-env: needs Python 3.9 or newer as $python" >&2

@@ -55,6 +55,7 @@ nlohmann::json result_json(const GenerateResult& r, uint64_t seed) {
           {"complete", r.complete},
           {"stop", to_string(r.stop)},
           {"tokens", n},
+          {"token_ids", r.tokens},
           {"budget", r.budget},
           {"forced_tokens", r.forced_tokens},
           {"forced_share", n ? static_cast<double>(r.forced_tokens) / static_cast<double>(n) : 0.0},
