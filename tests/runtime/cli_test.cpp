@@ -175,6 +175,11 @@ TEST(Cli, GenerateExitCodesAndJson) {
   EXPECT_EQ(j.at("complete"), true);
   EXPECT_EQ(j.at("stop"), "end of generation");
   EXPECT_LE(j.at("tokens").get<int>(), 11);
+  // The ids, one per token, ending with an end-of-generation id (tok512.bin: BOS 1 or EOS 2,
+  // as llama2.c's run.c ends a sequence at either).
+  const auto ids = j.at("token_ids").get<std::vector<int32_t>>();
+  ASSERT_EQ(ids.size(), j.at("tokens").get<size_t>());
+  EXPECT_TRUE(ids.back() == 1 || ids.back() == 2) << ids.back();
   for (const char* key : {"forced_tokens", "forced_share", "generate_seconds", "prompt_tokens", "seed", "budget"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
