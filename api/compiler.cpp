@@ -31,9 +31,7 @@ struct CompiledGrammar::Impl {
   std::vector<std::string> warnings;
 };
 
-namespace {
-
-const char* kind_name(CompiledGrammar::Kind k) {
+const char* CompiledGrammar::kind_name(Kind k) {
   switch (k) {
     case CompiledGrammar::Kind::kJsonSchema: return "json_schema";
     case CompiledGrammar::Kind::kTools: return "tools";
@@ -43,6 +41,8 @@ const char* kind_name(CompiledGrammar::Kind k) {
   }
   return "?";
 }
+
+namespace {
 
 ordered_json options_json(const JsonSchemaOptions& o) {
   using W = JsonSchemaOptions::Whitespace;

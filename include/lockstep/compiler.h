@@ -38,6 +38,8 @@ class CompiledGrammar {
  public:
   enum class Kind { kJsonSchema, kTools, kRegex, kGrammar, kBuiltinJson };
   Kind kind() const;
+  /// "json_schema", "tools", "regex", "grammar" or "builtin_json".
+  static const char* kind_name(Kind kind);
   /// The source as given (schema, tools and GBNF text, or the pattern).
   const std::string& source() const;
   const TokenizerInfo& tokenizer_info() const;

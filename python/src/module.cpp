@@ -143,16 +143,7 @@ NB_MODULE(_core, m) {
            }, "ids"_a);
 
   nb::class_<CompiledGrammar>(m, "CompiledGrammar")
-      .def_prop_ro("kind", [](const CompiledGrammar& g) {
-        switch (g.kind()) {
-          case CompiledGrammar::Kind::kJsonSchema: return "json_schema";
-          case CompiledGrammar::Kind::kTools: return "tools";
-          case CompiledGrammar::Kind::kRegex: return "regex";
-          case CompiledGrammar::Kind::kGrammar: return "grammar";
-          case CompiledGrammar::Kind::kBuiltinJson: return "builtin_json";
-        }
-        return "?";
-      })
+      .def_prop_ro("kind", [](const CompiledGrammar& g) { return CompiledGrammar::kind_name(g.kind()); })
       .def_prop_ro("source", &CompiledGrammar::source)
       .def_prop_ro("tokenizer_info", &CompiledGrammar::tokenizer_info)
       .def_prop_ro("warnings", &CompiledGrammar::warnings)
