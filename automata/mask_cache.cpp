@@ -2,6 +2,7 @@
 #include "automata/mask_cache.h"
 
 #include "automata/call_walk.h"
+#include "grammar/hash.h"
 
 #include <algorithm>
 #include <array>
@@ -203,23 +204,7 @@ namespace {
 // Where TokenMaskCache::rule_hash() stands for a rule.
 enum RuleHashState : uint8_t { kHashUnknown, kHashInProgress, kHashDone, kHashNone };
 
-// A 128-bit running hash of a sequence of 64-bit values (two independent mixes).
-class Digest {
- public:
-  void mix(uint64_t v) {
-    h1_ = (h1_ ^ v) * 1099511628211ull;
-    h2_ = (h2_ + v + 1) * 0xbf58476d1ce4e5b9ull;
-    h2_ ^= h2_ >> 31;
-  }
-  void append_to(std::string& out) const {
-    out.append(reinterpret_cast<const char*>(&h1_), sizeof h1_);
-    out.append(reinterpret_cast<const char*>(&h2_), sizeof h2_);
-  }
-  std::pair<uint64_t, uint64_t> value() const { return {h1_, h2_}; }
-
- private:
-  uint64_t h1_ = 1469598103934665603ull, h2_ = 0x9e3779b97f4a7c15ull;
-};
+using Digest = Digest128;  // grammar/hash.h
 
 // Breadth-first numbering of the states reachable from a start state, hashed to 128 bits as
 // it goes: the canonical form behind both state signatures. The per-state index array is

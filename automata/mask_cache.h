@@ -28,6 +28,7 @@
 #include "automata/completion.h"
 #include "automata/earley.h"
 #include "automata/vocabulary.h"
+#include "grammar/hash.h"
 
 namespace lockstep {
 
@@ -90,13 +91,7 @@ class ConfigurationCache {
 
  private:
   static constexpr size_t kMaxContexts = 1u << 20;
-  struct Hash {
-    size_t operator()(const std::vector<uint32_t>& v) const {
-      uint64_t h = 1469598103934665603ull;
-      for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
-      return static_cast<size_t>(h ^ (h >> 29));
-    }
-  };
+  using Hash = U32SeqHash</*SeedWithLength=*/false, /*Fold=*/true>;
   mutable std::mutex mutex_;
   std::atomic<uint64_t> generation_{0};
   std::unordered_map<std::vector<uint32_t>, uint32_t, Hash> contexts_;

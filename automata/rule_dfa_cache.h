@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "automata/rule_automaton.h"
+#include "grammar/hash.h"
 #include "grammar/limits.h"
 
 namespace lockstep {
@@ -48,15 +49,8 @@ class RuleDfaCache {
   }
 
  private:
-  struct Hash {
-    size_t operator()(const std::vector<uint32_t>& v) const {
-      uint64_t h = 1469598103934665603ull;
-      for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
-      return static_cast<size_t>(h);
-    }
-  };
   std::mutex mutex_;
-  std::unordered_map<std::vector<uint32_t>, Entry, Hash> map_;
+  std::unordered_map<std::vector<uint32_t>, Entry, U32SeqHash<>> map_;
   size_t bytes_ = 0;
 };
 
