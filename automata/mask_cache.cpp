@@ -2,6 +2,7 @@
 #include "automata/mask_cache.h"
 
 #include "automata/call_walk.h"
+#include "automata/token_bitmask.h"
 #include "grammar/hash.h"
 
 #include <algorithm>
@@ -21,7 +22,6 @@ TokenSet TokenSet::from_sorted(std::vector<int32_t> ids, size_t universe) {
   TokenSet s;
   s.universe_ = universe;
   s.count_ = ids.size();
-  const size_t words = (universe + 31) / 32;
   // An id costs 4 bytes, a bitset universe / 8: lists win below universe / 32 members.
   if (ids.size() <= universe / 32) {
     s.form_ = Form::kIds;
@@ -38,8 +38,8 @@ TokenSet TokenSet::from_sorted(std::vector<int32_t> ids, size_t universe) {
     }
   } else {
     s.form_ = Form::kBitset;
-    s.bits_.assign(words, 0);
-    for (int32_t id : ids) s.bits_[id >> 5] |= 1u << (id & 31);
+    s.bits_.assign(bitmask_words(universe), 0);
+    for (int32_t id : ids) set_bit(s.bits_, static_cast<size_t>(id));
   }
   s.ids_.shrink_to_fit();
   return s;
@@ -56,18 +56,14 @@ TokenSet TokenSet::from_bits(std::vector<uint32_t> bits, size_t count, size_t un
   }
   std::vector<int32_t> ids;
   ids.reserve(count);
-  for (size_t w = 0; w < bits.size(); ++w) {
-    for (uint32_t b = bits[w]; b != 0; b &= b - 1) {
-      ids.push_back(static_cast<int32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(b))));
-    }
-  }
+  for_each_set_bit(bits, [&](size_t id) { ids.push_back(static_cast<int32_t>(id)); });
   return from_sorted(std::move(ids), universe);
 }
 
 void TokenSet::or_into(std::span<uint32_t> words) const {
   switch (form_) {
     case Form::kIds:
-      for (int32_t id : ids_) words[id >> 5] |= 1u << (id & 31);
+      for (int32_t id : ids_) set_bit(words, static_cast<size_t>(id));
       break;
     case Form::kBitset:
       for (size_t i = 0; i < bits_.size(); ++i) words[i] |= bits_[i];
@@ -75,10 +71,9 @@ void TokenSet::or_into(std::span<uint32_t> words) const {
     case Form::kComplement: {
       // All bits of the universe except the listed ones.
       size_t k = 0;
-      const size_t n_words = (universe_ + 31) / 32;
+      const size_t n_words = bitmask_words(universe_);
       for (size_t w = 0; w < n_words; ++w) {
-        uint32_t bits = w + 1 < n_words || universe_ % 32 == 0 ? 0xFFFFFFFFu
-                                                                : (1u << (universe_ % 32)) - 1;
+        uint32_t bits = w + 1 < n_words ? 0xFFFFFFFFu : last_word_bits(universe_);
         while (k < ids_.size() && static_cast<size_t>(ids_[k] >> 5) == w) {
           bits &= ~(1u << (ids_[k] & 31));
           ++k;
@@ -94,7 +89,7 @@ bool TokenSet::contains(int32_t id) const {
   switch (form_) {
     case Form::kIds: return std::binary_search(ids_.begin(), ids_.end(), id);
     case Form::kComplement: return !std::binary_search(ids_.begin(), ids_.end(), id);
-    case Form::kBitset: return (bits_[id >> 5] >> (id & 31)) & 1;
+    case Form::kBitset: return test_bit(bits_, static_cast<size_t>(id));
   }
   return false;
 }
@@ -1021,10 +1016,10 @@ std::shared_ptr<const StateMask> TokenMaskCache::walk_automaton(uint32_t state, 
   // Mostly accepted (a string body): start from every text token and take out the
   // segments that are not, then the exceptions; else set the accepted ones.
   out.accepted.assign(vocab.bitmask_words(), 0);
-  auto set = [&](int32_t id) { out.accepted[id >> 5] |= 1u << (id & 31); };
+  auto set = [&](int32_t id) { set_bit(out.accepted, static_cast<size_t>(id)); };
   if (complement_tokens * 2 > sorted.size()) {
     std::vector<uint32_t> bits = all_text_bits();
-    auto clear = [&](int32_t id) { bits[id >> 5] &= ~(1u << (id & 31)); };
+    auto clear = [&](int32_t id) { clear_bit(bits, static_cast<size_t>(id)); };
     size_t covered = 0;  // sorted tokens [0, covered) handled
     for (const Part& p : parts) {
       for (size_t i = covered; i < p.lo; ++i) clear(sorted[i]);  // segments failing at byte 0
@@ -1033,7 +1028,7 @@ std::shared_ptr<const StateMask> TokenMaskCache::walk_automaton(uint32_t state, 
         for (const int32_t id : p.segment->ids) clear(id);
       } else {
         for (size_t i = p.lo; i < p.hi; ++i) clear(sorted[i]);
-        for (const int32_t id : p.segment->ids) bits[id >> 5] |= 1u << (id & 31);
+        for (const int32_t id : p.segment->ids) set_bit(bits, static_cast<size_t>(id));
       }
     }
     for (size_t i = covered; i < sorted.size(); ++i) clear(sorted[i]);
@@ -1046,7 +1041,7 @@ std::shared_ptr<const StateMask> TokenMaskCache::walk_automaton(uint32_t state, 
       }
       // The segment's tokens are its own (first bytes differ): set them all, clear the others.
       for (size_t i = p.lo; i < p.hi; ++i) set(sorted[i]);
-      for (const int32_t id : p.segment->ids) out.accepted[id >> 5] &= ~(1u << (id & 31));
+      for (const int32_t id : p.segment->ids) clear_bit(out.accepted, static_cast<size_t>(id));
     }
   }
   return nullptr;
@@ -1055,7 +1050,7 @@ std::shared_ptr<const StateMask> TokenMaskCache::walk_automaton(uint32_t state, 
 std::vector<uint32_t> TokenMaskCache::all_text_bits() const {
   std::call_once(all_text_once_, [this] {
     all_text_.assign(vocabulary_->bitmask_words(), 0);
-    for (const int32_t id : vocabulary_->sorted_text_tokens()) all_text_[id >> 5] |= 1u << (id & 31);
+    for (const int32_t id : vocabulary_->sorted_text_tokens()) set_bit(all_text_, static_cast<size_t>(id));
   });
   return all_text_;
 }
@@ -1102,7 +1097,7 @@ void TokenMaskCache::walk_vocabulary(uint32_t state, bool skip_seed_rules, Parti
     while (w.depth() < bytes.size() && w.advance(static_cast<uint8_t>(bytes[w.depth()]))) {
     }
     if (w.depth() == bytes.size()) {
-      out.accepted[id >> 5] |= 1u << (id & 31);
+      set_bit(out.accepted, static_cast<size_t>(id));
     } else {
       dead = w.depth() + 1;
       dead_uncertain = classify_failed(id, bytes, w.depth());
@@ -1160,7 +1155,7 @@ bool TokenMaskCache::compose(uint32_t state, PartialMask& out) {
       }
       const auto& tokens = sub.suffix_tokens[k];
       if (w.depth() == sfx.size()) {
-        for (int32_t id : tokens) out.accepted[id >> 5] |= 1u << (id & 31);
+        for (int32_t id : tokens) set_bit(out.accepted, static_cast<size_t>(id));
         continue;
       }
       const size_t failed_at = w.depth();
@@ -1193,17 +1188,11 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute(uint32_t state) {
     if (!compose(state, part)) walk_vocabulary(state, false, part);
   }
   auto out = std::make_shared<StateMask>();
-  size_t accepted = 0;
-  for (uint32_t word : part.accepted) {
-    // Bit count without a library call (baseline x86-64 has no popcnt instruction).
-    word = word - ((word >> 1) & 0x55555555u);
-    word = (word & 0x33333333u) + ((word >> 2) & 0x33333333u);
-    accepted += static_cast<size_t>((((word + (word >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24);
-  }
+  const size_t accepted = count_bits(part.accepted);  // no popcnt instruction on baseline x86-64
   auto& uncertain = part.uncertain;
   // A token allowed in every context needs no suffix check.
   uncertain.erase(std::remove_if(uncertain.begin(), uncertain.end(),
-                                 [&](const auto& u) { return (part.accepted[u.first >> 5] >> (u.first & 31)) & 1; }),
+                                 [&](const auto& u) { return test_bit(part.accepted, static_cast<size_t>(u.first)); }),
                   uncertain.end());
   auto suffix = [&](const std::pair<int32_t, uint32_t>& u) { return vocab.token_bytes(u.first).substr(u.second); };
   {
