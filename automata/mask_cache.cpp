@@ -1,6 +1,7 @@
 // automata/mask_cache.cpp — see mask_cache.h.
 #include "automata/mask_cache.h"
 
+#include "automata/bounded_cache.h"
 #include "automata/call_walk.h"
 #include "automata/token_bitmask.h"
 #include "grammar/hash.h"
@@ -170,26 +171,16 @@ class SharedStateMasks {
     static SharedStateMasks cache;
     return cache;
   }
-  std::shared_ptr<const StateMask> find(const std::string& key) {
-    std::lock_guard lock(mutex_);
-    auto it = map_.find(key);
-    return it == map_.end() ? nullptr : it->second;
-  }
+  std::shared_ptr<const StateMask> find(const std::string& key) { return cache_.find(key).value_or(nullptr); }
   /// With `alias`, the mask is stored under another key already and only the key counts.
   void insert(std::string key, std::shared_ptr<const StateMask> mask, bool alias = false) {
     const size_t size = key.size() + (alias ? 0 : mask->memory_bytes());
-    std::lock_guard lock(mutex_);
-    if (bytes_ + size > engine_limits().mask_cache_bytes) {
-      map_.clear();
-      bytes_ = 0;
-    }
-    if (map_.emplace(std::move(key), std::move(mask)).second) bytes_ += size;
+    cache_.insert(std::move(key), std::move(mask), size);
   }
 
  private:
-  std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<const StateMask>> map_;
-  size_t bytes_ = 0;
+  BoundedCache<std::string, std::shared_ptr<const StateMask>> cache_{
+      []() -> size_t { return engine_limits().mask_cache_bytes; }};
 };
 
 }  // namespace
