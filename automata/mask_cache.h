@@ -27,77 +27,16 @@
 #include "automata/compiled_grammar.h"
 #include "automata/completion.h"
 #include "automata/earley.h"
+#include "automata/mask/configuration_cache.h"
+#include "automata/mask/token_set.h"
 #include "automata/vocabulary.h"
-#include "grammar/hash.h"
 
 namespace lockstep {
 
+namespace mask {
 struct PartialMask;
-
-/// A set of token ids in its most compact form.
-class TokenSet {
- public:
-  enum class Form : uint8_t { kIds, kComplement, kBitset };
-  TokenSet() = default;
-  /// `ids`: sorted, unique, < universe.
-  static TokenSet from_sorted(std::vector<int32_t> ids, size_t universe);
-  /// `bits`: uint32_t[ceil(universe / 32)] with `count` bits set.
-  static TokenSet from_bits(std::vector<uint32_t> bits, size_t count, size_t universe);
-  /// Sets the members' bits in `words` (uint32_t[ceil(universe / 32)]).
-  void or_into(std::span<uint32_t> words) const;
-  bool contains(int32_t id) const;
-  size_t size() const { return count_; }
-  Form form() const { return form_; }
-  size_t memory_bytes() const { return ids_.capacity() * 4 + bits_.capacity() * 4; }
-
- private:
-  Form form_ = Form::kIds;
-  size_t universe_ = 0;
-  size_t count_ = 0;
-  std::vector<int32_t> ids_;    // kIds: members; kComplement: non-members
-  std::vector<uint32_t> bits_;  // kBitset
-};
-
-/// The classification of the vocabulary for one automaton state.
-struct StateMask {
-  TokenSet accepted;
-  /// Suffixes (sorted) that must follow the completed rule, and the tokens behind each.
-  std::vector<std::string> suffixes;
-  std::vector<uint32_t> suffix_common;  ///< common prefix with the previous suffix
-  std::vector<std::vector<int32_t>> suffix_tokens;
-  size_t uncertain_tokens = 0;
-  size_t rejected = 0;
-  double compute_us = 0;
-  size_t memory_bytes() const;
-};
-
-/// Whole token bitmasks of parse configurations, shared by every GrammarMatcher of one
-/// TokenMaskCache (see matcher.h): a configuration is described by interned context ids,
-/// and a configuration one sequence met is a copy for every other sequence of the same
-/// grammar (each instance of a batch, each request of a server). Thread-safe. Bounded: past
-/// 64 MiB of masks they start over; past 2^20 contexts everything starts over under a new
-/// generation, and ids of an older generation are refused.
-class ConfigurationCache {
- public:
-  static constexpr uint32_t kNone = UINT32_MAX;
-  /// Current generation: ids handed out are valid only with it.
-  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
-  /// The id of context description `desc`; kNone when `generation` is stale or the table
-  /// is full (the next call starts a new generation).
-  uint32_t intern(std::vector<uint32_t> desc, uint64_t generation);
-  /// The mask of configuration `key` (words: uint32_t[bitmask_words]), or null.
-  std::shared_ptr<const std::vector<uint32_t>> find(const std::vector<uint32_t>& key, uint64_t generation) const;
-  void insert(const std::vector<uint32_t>& key, std::vector<uint32_t> mask, uint64_t generation);
-
- private:
-  static constexpr size_t kMaxContexts = 1u << 20;
-  using Hash = U32SeqHash</*SeedWithLength=*/false, /*Fold=*/true>;
-  mutable std::mutex mutex_;
-  std::atomic<uint64_t> generation_{0};
-  std::unordered_map<std::vector<uint32_t>, uint32_t, Hash> contexts_;
-  std::unordered_map<std::vector<uint32_t>, std::shared_ptr<const std::vector<uint32_t>>, Hash> masks_;
-  size_t mask_bytes_ = 0;
-};
+struct Segment;
+}  // namespace mask
 
 /// The per-state masks of one (grammar, vocabulary) pair, filled lazily on first use or
 /// eagerly with precompute(). Thread-safe: any number of matchers on any threads share one
@@ -147,11 +86,11 @@ class TokenMaskCache {
  private:
   std::shared_ptr<const StateMask> compute(uint32_t state);
   std::shared_ptr<const StateMask> compute_shared(uint32_t state);
-  void walk_vocabulary(uint32_t state, bool skip_seed_rules, PartialMask& out) const;
+  void walk_vocabulary(uint32_t state, bool skip_seed_rules, mask::PartialMask& out) const;
   /// Fills `out` (its bitmask made here), or returns the mask of a state whose walk had the
   /// same parts (then `out` is not filled); `parts_key` is set to the key of those parts.
-  std::shared_ptr<const StateMask> walk_automaton(uint32_t state, PartialMask& out, std::string& parts_key) const;
-  bool compose(uint32_t state, PartialMask& out);
+  std::shared_ptr<const StateMask> walk_automaton(uint32_t state, mask::PartialMask& out, std::string& parts_key) const;
+  bool compose(uint32_t state, mask::PartialMask& out);
   /// get(), or with !wait null when the state's class is being computed already.
   const StateMask* lookup(uint32_t state, bool wait);
 
@@ -171,10 +110,9 @@ class TokenMaskCache {
   std::thread background_;
   std::atomic<bool> stop_{false};
   // First-byte segments of automaton walks, by (state after the byte, byte); bounded.
-  struct Segment;
   static constexpr size_t kMaxSegmentEntries = size_t{16} << 20;
   mutable std::mutex segments_mutex_;
-  mutable std::unordered_map<uint64_t, std::shared_ptr<const Segment>> segments_;
+  mutable std::unordered_map<uint64_t, std::shared_ptr<const mask::Segment>> segments_;
   mutable size_t segment_entries_ = 0;
   // Canonical signatures of automaton-rule states (see signature()), by global state.
   const std::string& signature(uint32_t state) const;
