@@ -5,7 +5,6 @@
 #include <functional>
 #include <queue>
 
-#include "automata/mask_cache.h"
 #include "automata/token_bitmask.h"
 
 namespace lockstep {
@@ -157,11 +156,6 @@ uint64_t CompletionTracker::tokens_of_text(const std::string& text, uint64_t byt
 uint64_t CompletionTracker::tokens(const EarleyParser& p, const Best& b, std::string& out) {
   text(p, b, out);
   return tokens_of_text(out, b.bytes);
-}
-
-const ClosingData& TokenMaskCache::closing() const {
-  std::call_once(closing_once_, [this] { closing_ = std::make_unique<ClosingData>(*grammar_, *vocabulary_); });
-  return *closing_;
 }
 
 uint64_t CompletionTracker::restrict(EarleyParser& p, const Vocabulary& vocab, std::span<uint32_t> mask,

@@ -16,6 +16,7 @@
 
 namespace lockstep {
 
+using mask::ByteClasses;
 using mask::PartialMask;
 using mask::Segment;
 using mask::SharedSegments;
@@ -23,7 +24,7 @@ using mask::SharedStateMasks;
 
 // The walk of the sorted vocabulary from a state of an automaton-only rule (no rule
 // edges anywhere in it): a plain DFA walk with a dense 256-entry table per visited state.
-std::shared_ptr<const StateMask> TokenMaskCache::walk_automaton(uint32_t state, PartialMask& out,
+std::shared_ptr<const StateMask> TokenMaskCache::Impl::walk_automaton(uint32_t state, PartialMask& out,
                                                                 std::string& parts_key) const {
   const CompiledGrammar& g = *grammar_;
   const Vocabulary& vocab = *vocabulary_;

@@ -1,5 +1,7 @@
 // automata/mask/byte_classes.cpp — byte classes of automaton-only rules: the bytes no edge
 // of the rule tells apart.
+#include "automata/mask/byte_classes.h"
+
 #include <algorithm>
 #include <array>
 #include <memory>
@@ -10,36 +12,41 @@
 
 namespace lockstep {
 
-const TokenMaskCache::ByteClasses& TokenMaskCache::byte_classes(uint32_t rule) const {
-  std::lock_guard lock(byte_classes_mutex_);
-  auto& slot = byte_classes_[rule];
-  if (!slot) {
-    // Bytes b and b + 1 share a class unless some edge of the rule starts at b + 1 or ends
-    // at b: then every edge reads whole classes.
-    const CompiledGrammar& g = *grammar_;
-    const uint32_t begin = g.rule_start(rule);
-    std::array<bool, 257> cut{};
-    auto c = std::make_unique<ByteClasses>();
-    std::vector<uint32_t> callees;  // a JSON string's surrogate-pair rules (json_escapes.h)
-    for (uint32_t q = begin; q < g.rule_end(rule); ++q) {
-      for (const auto& e : g.byte_edges(q)) cut[e.lo] = cut[e.hi + 1u] = true;
-      for (const auto& e : g.rule_edges(q)) {
-        if (std::find(callees.begin(), callees.end(), e.rule) != callees.end()) continue;
-        callees.push_back(e.rule);
-        c->calls_walkable = c->calls_walkable && !g.rule_nullable(e.rule);
-        for (uint32_t s = g.rule_start(e.rule); s < g.rule_end(e.rule); ++s) {
-          c->calls_walkable = c->calls_walkable && g.rule_edges(s).empty();
-        }
+namespace mask {
+
+ByteClasses compute_byte_classes(const CompiledGrammar& g, uint32_t rule) {
+  // Bytes b and b + 1 share a class unless some edge of the rule starts at b + 1 or ends
+  // at b: then every edge reads whole classes.
+  const uint32_t begin = g.rule_start(rule);
+  std::array<bool, 257> cut{};
+  ByteClasses c;
+  std::vector<uint32_t> callees;  // a JSON string's surrogate-pair rules (json_escapes.h)
+  for (uint32_t q = begin; q < g.rule_end(rule); ++q) {
+    for (const auto& e : g.byte_edges(q)) cut[e.lo] = cut[e.hi + 1u] = true;
+    for (const auto& e : g.rule_edges(q)) {
+      if (std::find(callees.begin(), callees.end(), e.rule) != callees.end()) continue;
+      callees.push_back(e.rule);
+      c.calls_walkable = c.calls_walkable && !g.rule_nullable(e.rule);
+      for (uint32_t s = g.rule_start(e.rule); s < g.rule_end(e.rule); ++s) {
+        c.calls_walkable = c.calls_walkable && g.rule_edges(s).empty();
       }
     }
-    uint32_t n = 0;
-    for (unsigned b = 0; b < 256; ++b) {
-      if (b > 0 && cut[b]) ++n;
-      c->of[b] = static_cast<uint8_t>(n);
-    }
-    c->count = n + 1;
-    slot = std::move(c);
   }
+  uint32_t n = 0;
+  for (unsigned b = 0; b < 256; ++b) {
+    if (b > 0 && cut[b]) ++n;
+    c.of[b] = static_cast<uint8_t>(n);
+  }
+  c.count = n + 1;
+  return c;
+}
+
+}  // namespace mask
+
+const mask::ByteClasses& TokenMaskCache::Impl::byte_classes(uint32_t rule) const {
+  std::lock_guard lock(byte_classes_mutex_);
+  auto& slot = byte_classes_[rule];
+  if (!slot) slot = std::make_unique<const mask::ByteClasses>(mask::compute_byte_classes(*grammar_, rule));
   return *slot;
 }
 

@@ -14,7 +14,7 @@ namespace lockstep {
 
 namespace {
 
-// Where TokenMaskCache::rule_hash() stands for a rule.
+// Where TokenMaskCache::Impl::rule_hash() stands for a rule.
 enum RuleHashState : uint8_t { kHashUnknown, kHashInProgress, kHashDone, kHashNone };
 
 // Breadth-first numbering of the states reachable from a start state, hashed to 128 bits as
@@ -61,7 +61,7 @@ class CanonicalNumbering {
 // vocabulary and the parser limits; all of them hashed to 128 bits make the key. Where a
 // callee is recursive, the network is numbered as one graph instead (network_bfs(), up to
 // kMaxNetworkStates states, else no key).
-std::string TokenMaskCache::network_signature(uint32_t q) const {
+std::string TokenMaskCache::Impl::network_signature(uint32_t q) const {
   const CompiledGrammar& g = *grammar_;
   const uint32_t rule = g.rule_of(q);
   std::lock_guard lock(canonical_mutex_);
@@ -89,7 +89,7 @@ std::string TokenMaskCache::network_signature(uint32_t q) const {
 // A rule's automaton in canonical form (breadth-first from its start), each rule edge
 // naming its callee by the callee's own hash: isomorphic call trees hash alike. Null for a
 // rule that calls itself, directly or not. Requires canonical_mutex_.
-const std::pair<uint64_t, uint64_t>* TokenMaskCache::rule_hash(uint32_t rule) const {
+const std::pair<uint64_t, uint64_t>* TokenMaskCache::Impl::rule_hash(uint32_t rule) const {
   const CompiledGrammar& g = *grammar_;
   if (rule_hash_state_.size() != g.num_rules()) {
     rule_hash_state_.assign(g.num_rules(), 0);
@@ -116,7 +116,7 @@ const std::pair<uint64_t, uint64_t>* TokenMaskCache::rule_hash(uint32_t rule) co
 // edges then rule edges), each with its finality, byte edges, and rule edges naming the
 // callee by rule_hash() (computed already for every callee), hashed with `tag`. Requires
 // canonical_mutex_.
-std::pair<uint64_t, uint64_t> TokenMaskCache::hash_within_rule(uint32_t start, uint32_t tag) const {
+std::pair<uint64_t, uint64_t> TokenMaskCache::Impl::hash_within_rule(uint32_t start, uint32_t tag) const {
   const CompiledGrammar& g = *grammar_;
   CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), start);
   for (size_t i = 0; i < c.order().size(); ++i) {
@@ -139,7 +139,7 @@ std::pair<uint64_t, uint64_t> TokenMaskCache::hash_within_rule(uint32_t start, u
 
 // The network of q numbered as one graph (for grammars with recursion): "R" and its hash,
 // or empty past kMaxNetworkStates states. Requires canonical_mutex_.
-std::string TokenMaskCache::network_bfs(uint32_t q) const {
+std::string TokenMaskCache::Impl::network_bfs(uint32_t q) const {
   static constexpr size_t kMaxNetworkStates = 1024;
   const CompiledGrammar& g = *grammar_;
   const uint32_t rule = g.rule_of(q);
@@ -169,7 +169,7 @@ std::string TokenMaskCache::network_bfs(uint32_t q) const {
 // string's surrogate pairs), which for a minimal DFA names it up to isomorphism — hashed to
 // 128 bits, with the rule's FOLLOW set. A rule edge names its callee by rule_hash(). Empty
 // when more than kMaxSignatureStates states are reachable.
-const std::string& TokenMaskCache::signature(uint32_t q) const {
+const std::string& TokenMaskCache::Impl::signature(uint32_t q) const {
   // Up to a bounded string of ~128 code points (a JSON string automaton spends ~14 states on
   // a code point): their positions then share masks across every length bound.
   static constexpr size_t kMaxSignatureStates = 2048;
@@ -211,7 +211,7 @@ const std::string& TokenMaskCache::signature(uint32_t q) const {
   }
 }
 
-void TokenMaskCache::append_context(std::string& key, uint32_t rule) const {
+void TokenMaskCache::Impl::append_context(std::string& key, uint32_t rule) const {
   const CompiledGrammar& g = *grammar_;
   for (unsigned b = 0; b < 256; b += 8) {
     uint8_t bits = 0;

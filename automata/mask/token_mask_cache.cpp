@@ -22,8 +22,32 @@ using mask::PartialMask;
 using mask::SharedStateMasks;
 using mask::StateWalker;
 
+// ---------------------------------------------------------------------------------
+// TokenMaskCache: the public face, each call handed to Impl.
+
 TokenMaskCache::TokenMaskCache(std::shared_ptr<const CompiledGrammar> grammar,
                                std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits)
+    : impl_(std::make_unique<Impl>(std::move(grammar), std::move(vocabulary), limits)) {}
+
+TokenMaskCache::~TokenMaskCache() = default;  // ~Impl stops and joins the background thread
+
+const StateMask& TokenMaskCache::get(uint32_t state) { return impl_->get(state); }
+void TokenMaskCache::precompute(unsigned threads) { impl_->precompute(threads); }
+void TokenMaskCache::start_background_precompute() { impl_->start_background_precompute(); }
+TokenMaskCache::Stats TokenMaskCache::stats() const { return impl_->stats(); }
+const CompiledGrammar& TokenMaskCache::grammar() const { return *impl_->grammar_; }
+const Vocabulary& TokenMaskCache::vocabulary() const { return *impl_->vocabulary_; }
+std::shared_ptr<const CompiledGrammar> TokenMaskCache::shared_grammar() const { return impl_->grammar_; }
+std::shared_ptr<const Vocabulary> TokenMaskCache::shared_vocabulary() const { return impl_->vocabulary_; }
+const ParserLimits& TokenMaskCache::limits() const { return impl_->limits_; }
+ConfigurationCache& TokenMaskCache::configurations() const { return impl_->configurations_; }
+const ClosingData& TokenMaskCache::closing() const { return impl_->closing(); }
+
+// ---------------------------------------------------------------------------------
+// TokenMaskCache::Impl
+
+TokenMaskCache::Impl::Impl(std::shared_ptr<const CompiledGrammar> grammar,
+                           std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits)
     : grammar_(std::move(grammar)),
       vocabulary_(std::move(vocabulary)),
       limits_(limits),
@@ -32,12 +56,12 @@ TokenMaskCache::TokenMaskCache(std::shared_ptr<const CompiledGrammar> grammar,
   for (auto& m : masks_) m.store(nullptr, std::memory_order_relaxed);
 }
 
-TokenMaskCache::~TokenMaskCache() {
+TokenMaskCache::Impl::~Impl() {
   stop_ = true;
   if (background_.joinable()) background_.join();
 }
 
-std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) {
+std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute_shared(uint32_t state) {
   const CompiledGrammar& g = *grammar_;
   const uint32_t r = g.rule_of(state);
   const auto& automaton = g.rule_automaton_key(r);
@@ -85,7 +109,7 @@ std::shared_ptr<const StateMask> TokenMaskCache::compute_shared(uint32_t state) 
   return mask;
 }
 
-void TokenMaskCache::start_background_precompute() {
+void TokenMaskCache::Impl::start_background_precompute() {
   if (background_.joinable()) return;
   background_ = std::thread([this] {
     for (uint32_t c = 0; c < masks_.size() && !stop_; ++c) {
@@ -98,9 +122,9 @@ void TokenMaskCache::start_background_precompute() {
   });
 }
 
-const StateMask& TokenMaskCache::get(uint32_t state) { return *lookup(state, true); }
+const StateMask& TokenMaskCache::Impl::get(uint32_t state) { return *lookup(state, true); }
 
-const StateMask* TokenMaskCache::lookup(uint32_t state, bool wait) {
+const StateMask* TokenMaskCache::Impl::lookup(uint32_t state, bool wait) {
   const uint32_t c = grammar_->mask_class(state);
   if (const StateMask* m = masks_[c].load(std::memory_order_acquire)) return m;
   {
@@ -131,7 +155,7 @@ const StateMask* TokenMaskCache::lookup(uint32_t state, bool wait) {
   return computed;
 }
 
-void TokenMaskCache::precompute(unsigned threads) {
+void TokenMaskCache::Impl::precompute(unsigned threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   std::atomic<uint32_t> next{0};
   const uint32_t n = grammar_->num_mask_classes();
@@ -144,7 +168,12 @@ void TokenMaskCache::precompute(unsigned threads) {
   for (auto& t : pool) t.join();
 }
 
-TokenMaskCache::Stats TokenMaskCache::stats() const {
+const ClosingData& TokenMaskCache::Impl::closing() const {
+  std::call_once(closing_once_, [this] { closing_ = std::make_unique<ClosingData>(*grammar_, *vocabulary_); });
+  return *closing_;
+}
+
+TokenMaskCache::Stats TokenMaskCache::Impl::stats() const {
   Stats s;
   s.states = masks_.size();
   s.computations = computations_.load();
@@ -171,7 +200,7 @@ TokenMaskCache::Stats TokenMaskCache::stats() const {
 // e.g. every token inside a JSON string) is then done once for A, not once per caller.
 // Only for sub-rules that do not call back into q's rule (another component of the call
 // graph). Returns false (nothing written) when q does not qualify.
-bool TokenMaskCache::compose(uint32_t state, PartialMask& out) {
+bool TokenMaskCache::Impl::compose(uint32_t state, PartialMask& out) {
   const CompiledGrammar& g = *grammar_;
   const uint32_t rule = g.rule_of(state);
   const auto edges = g.rule_edges(state);
@@ -231,7 +260,7 @@ bool TokenMaskCache::compose(uint32_t state, PartialMask& out) {
   return true;
 }
 
-std::shared_ptr<const StateMask> TokenMaskCache::compute(uint32_t state) {
+std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute(uint32_t state) {
   const auto t0 = std::chrono::steady_clock::now();
   const Vocabulary& vocab = *vocabulary_;
   PartialMask part;

@@ -14,7 +14,7 @@ namespace lockstep {
 using mask::PartialMask;
 using mask::StateWalker;
 
-std::vector<uint32_t> TokenMaskCache::all_text_bits() const {
+std::vector<uint32_t> TokenMaskCache::Impl::all_text_bits() const {
   std::call_once(all_text_once_, [this] {
     all_text_.assign(vocabulary_->bitmask_words(), 0);
     for (const int32_t id : vocabulary_->sorted_text_tokens()) set_bit(all_text_, static_cast<size_t>(id));
@@ -24,7 +24,7 @@ std::vector<uint32_t> TokenMaskCache::all_text_bits() const {
 
 // The walk of the sorted vocabulary from `state` (see StateWalker), into `out`. With
 // `skip_seed_rules`, the seed's own rule edges are not entered (compose() covers them).
-void TokenMaskCache::walk_vocabulary(uint32_t state, bool skip_seed_rules, PartialMask& out) const {
+void TokenMaskCache::Impl::walk_vocabulary(uint32_t state, bool skip_seed_rules, PartialMask& out) const {
   const CompiledGrammar& g = *grammar_;
   const Vocabulary& vocab = *vocabulary_;
   const uint32_t rule = g.rule_of(state);
