@@ -41,6 +41,31 @@ ByteClasses compute_byte_classes(const CompiledGrammar& g, uint32_t rule) {
   return c;
 }
 
+ClassTables::ClassTables(const CompiledGrammar& g, uint32_t rule, const ByteClasses& classes)
+    : g_(g), classes_(classes), base_(g.rule_start(rule)), table_of_(g.rule_end(rule) - base_, nullptr) {}
+
+const uint32_t* ClassTables::build(uint32_t q) {
+  const uint32_t n_classes = classes_.count;
+  if (chunk_used_ + n_classes > kChunk) {
+    chunks_.push_back(std::make_unique_for_overwrite<uint32_t[]>(kChunk));
+    chunk_used_ = 0;
+  }
+  uint32_t* row = chunks_.back().get() + chunk_used_;
+  chunk_used_ += n_classes;
+  std::fill_n(row, n_classes, kNone);
+  for (const auto& e : g_.byte_edges(q)) {
+    const uint32_t entry = e.target | (g_.is_final(e.target) ? kFinalBit : 0u);
+    for (unsigned c = classes_.of[e.lo]; c <= classes_.of[e.hi]; ++c) row[c] = entry;
+  }
+  for (const auto& e : g_.rule_edges(q)) {
+    const auto& first = g_.rule_first(e.rule);
+    for (unsigned b = 0; b < 256; ++b) {
+      if ((first[b >> 6] >> (b & 63)) & 1) row[classes_.of[b]] = kCall;
+    }
+  }
+  return table_of_[q - base_] = row;
+}
+
 }  // namespace mask
 
 const mask::ByteClasses& TokenMaskCache::Impl::byte_classes(uint32_t rule) const {
