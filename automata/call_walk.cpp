@@ -16,7 +16,7 @@ struct Config {
   friend bool operator==(const Config&, const Config&) = default;
 };
 
-uint32_t byte_target(const CompiledGrammar& g, uint32_t state, uint8_t byte) {
+uint32_t byte_target(const GrammarAutomaton& g, uint32_t state, uint8_t byte) {
   for (const auto& e : g.byte_edges(state)) {
     if (byte < e.lo) return kNone;
     if (byte <= e.hi) return e.target;
@@ -29,7 +29,7 @@ void add(std::vector<Config>& out, Config c) {
 }
 
 // Every configuration `byte` leads to from `c`.
-void step(const CompiledGrammar& g, Config c, uint8_t byte, std::vector<Config>& out) {
+void step(const GrammarAutomaton& g, Config c, uint8_t byte, std::vector<Config>& out) {
   if (const uint32_t t = byte_target(g, c.state, byte); t != kNone) add(out, {t, c.ret});
   if (c.ret == kNone) {
     for (const auto& e : g.rule_edges(c.state)) {  // enter the callee (it reads at least a byte)
@@ -40,13 +40,13 @@ void step(const CompiledGrammar& g, Config c, uint8_t byte, std::vector<Config>&
   }
 }
 
-bool can_complete(const CompiledGrammar& g, Config c) {
+bool can_complete(const GrammarAutomaton& g, Config c) {
   return g.is_final(c.state) && (c.ret == kNone || g.is_final(c.ret));
 }
 
 }  // namespace
 
-size_t walk_with_calls(const CompiledGrammar& g, uint32_t state, std::string_view bytes, size_t from,
+size_t walk_with_calls(const GrammarAutomaton& g, uint32_t state, std::string_view bytes, size_t from,
                        uint32_t* boundaries) {
   std::vector<Config> cur{{state, kNone}}, next;
   for (size_t d = from; d < bytes.size(); ++d) {

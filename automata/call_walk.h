@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 
 namespace lockstep {
 
@@ -15,7 +15,7 @@ namespace lockstep {
 /// (state, the caller's state to return to). Sets boundaries[d] = boundaries[d - 1] + 1
 /// when the rule can complete after byte d - 1 (else + 0) for each byte read, and returns
 /// how many bytes of `bytes` could be read (bytes.size() when all of them).
-size_t walk_with_calls(const CompiledGrammar& g, uint32_t state, std::string_view bytes, size_t from,
+size_t walk_with_calls(const GrammarAutomaton& g, uint32_t state, std::string_view bytes, size_t from,
                        uint32_t* boundaries);
 
 }  // namespace lockstep

@@ -9,7 +9,7 @@
 
 namespace lockstep {
 
-CompletionTracker::CompletionTracker(const CompiledGrammar& grammar, const ClosingData& data)
+CompletionTracker::CompletionTracker(const GrammarAutomaton& grammar, const ClosingData& data)
     : g_(grammar), data_(data), slot_(grammar.num_rules(), {0, 0}) {}
 
 const CompletionTracker::Entry* CompletionTracker::entry(uint32_t set, uint32_t rule) const {

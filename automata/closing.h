@@ -1,4 +1,4 @@
-// automata/closing.h — length-aware closing for one sequence (internal to GrammarMatcher;
+// automata/closing.h — length-aware closing for one sequence (internal to EarleyMatcher;
 // docs/closing.md): the shortest completion of the parser's current configuration, and
 // the filter that keeps a token budget completable.
 //
@@ -26,7 +26,7 @@ namespace lockstep {
 
 class CompletionTracker {
  public:
-  CompletionTracker(const CompiledGrammar& grammar, const ClosingData& data);
+  CompletionTracker(const GrammarAutomaton& grammar, const ClosingData& data);
 
   /// A kernel item of the parser's current set with the shortest completion.
   struct Best {
@@ -77,7 +77,7 @@ class CompletionTracker {
   void build(const EarleyParser& p, uint32_t set);
   uint64_t tokens_of_text(const std::string& text, uint64_t bytes) const;
 
-  const CompiledGrammar& g_;
+  const GrammarAutomaton& g_;
   const ClosingData& data_;
   std::vector<Table> tables_;
   // Scratch of build(): a slot per rule (stamp, index into entries).

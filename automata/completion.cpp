@@ -20,7 +20,7 @@ uint8_t representative(uint8_t lo, uint8_t hi) {
 
 }  // namespace
 
-ShortestCompletions::ShortestCompletions(const CompiledGrammar& g) : g_(g) {
+ShortestCompletions::ShortestCompletions(const GrammarAutomaton& g) : g_(g) {
   const uint32_t n = g.num_states();
   dist_.assign(n, kNoCompletion);
   choice_.assign(n, Choice{});

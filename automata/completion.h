@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "automata/vocabulary.h"
 #include "grammar/hash.h"
 
@@ -32,7 +32,7 @@ inline constexpr uint64_t kNoCompletion = UINT64_MAX;
 class ShortestCompletions {
  public:
   /// O(states + edges) memory, O(E log V) time. The grammar must outlive this object.
-  explicit ShortestCompletions(const CompiledGrammar& grammar);
+  explicit ShortestCompletions(const GrammarAutomaton& grammar);
 
   /// Bytes of the shortest string from `state` to a final state of its rule
   /// (kNoCompletion when there is none).
@@ -53,7 +53,7 @@ class ShortestCompletions {
     uint32_t label = 0;  // the byte, or the rule
     uint8_t kind = 0;    // 0: final (or none), 1: byte edge, 2: rule edge
   };
-  const CompiledGrammar& g_;
+  const GrammarAutomaton& g_;
   std::vector<uint64_t> dist_;
   std::vector<Choice> choice_;
   uint64_t max_configuration_bytes_ = kNoCompletion;
@@ -82,7 +82,7 @@ class TokenSpeller {
 
 /// What length-aware closing shares among the matchers of one grammar and vocabulary.
 struct ClosingData {
-  ClosingData(const CompiledGrammar& grammar, const Vocabulary& vocabulary)
+  ClosingData(const GrammarAutomaton& grammar, const Vocabulary& vocabulary)
       : completions(grammar), speller(vocabulary) {}
   ShortestCompletions completions;
   TokenSpeller speller;

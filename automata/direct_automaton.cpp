@@ -68,8 +68,8 @@ class DirectAutomatonDfa {
   }
 
  private:
-  using Edge = CompiledGrammar::ByteEdge;
-  using Call = CompiledGrammar::RuleEdge;
+  using Edge = GrammarAutomaton::ByteEdge;
+  using Call = GrammarAutomaton::RuleEdge;
   using Elem = std::vector<ByteRange>;  // the bytes allowed at one position, sorted, disjoint
   static constexpr uint32_t kNoCall = UINT32_MAX;
   struct Item {

@@ -16,14 +16,14 @@ inline uint64_t item_key(uint32_t state, uint32_t origin) {
 inline size_t slot_of(uint64_t key, size_t mask) { return static_cast<size_t>(mix64(key) >> 32) & mask; }
 }  // namespace
 
-EarleyParser::EarleyParser(const CompiledGrammar& grammar, ParserLimits limits)
+EarleyParser::EarleyParser(const GrammarAutomaton& grammar, ParserLimits limits)
     : grammar_(&grammar), limits_(limits) {
   keys_.resize(64);
   stamps_.resize(64, 0);
   reset();
 }
 
-EarleyParser::EarleyParser(const CompiledGrammar& grammar, ParserLimits limits, uint32_t boundary_state)
+EarleyParser::EarleyParser(const GrammarAutomaton& grammar, ParserLimits limits, uint32_t boundary_state)
     : grammar_(&grammar), limits_(limits) {
   keys_.resize(64);
   stamps_.resize(64, 0);

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "grammar/limits.h"
 
 namespace lockstep {
@@ -47,10 +47,10 @@ class EarleyParser {
     uint32_t origin;
   };
 
-  explicit EarleyParser(const CompiledGrammar& grammar, ParserLimits limits = {});
+  explicit EarleyParser(const GrammarAutomaton& grammar, ParserLimits limits = {});
   /// Starts in boundary mode from `boundary_state` (reset_to_state), without first
   /// predicting the root's whole first set.
-  EarleyParser(const CompiledGrammar& grammar, ParserLimits limits, uint32_t boundary_state);
+  EarleyParser(const GrammarAutomaton& grammar, ParserLimits limits, uint32_t boundary_state);
 
   /// Origin of the seed item in boundary mode (reset_to_state).
   static constexpr uint32_t kBoundary = UINT32_MAX;
@@ -93,7 +93,7 @@ class EarleyParser {
     return {items_.data() + set_begin_[set_begin_.size() - 2],
             set_begin_.back() - set_begin_[set_begin_.size() - 2]};
   }
-  const CompiledGrammar& grammar() const { return *grammar_; }
+  const GrammarAutomaton& grammar() const { return *grammar_; }
 
  private:
   void add(uint32_t state, uint32_t origin);
@@ -104,7 +104,7 @@ class EarleyParser {
   // advanced over it, is added to the set under construction.
   void complete_into(uint32_t k, uint32_t rule);
 
-  const CompiledGrammar* grammar_;
+  const GrammarAutomaton* grammar_;
   ParserLimits limits_;
   std::vector<Item> items_;
   // Set k holds items_[set_begin_[k] .. set_begin_[k+1]); the last set is open-ended

@@ -15,7 +15,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-bool any_byte(const CompiledGrammar::ByteSet& s) { return (s[0] | s[1] | s[2] | s[3]) != 0; }
+bool any_byte(const GrammarAutomaton::ByteSet& s) { return (s[0] | s[1] | s[2] | s[3]) != 0; }
 
 class Explorer {
  public:
@@ -58,7 +58,7 @@ class Explorer {
 
   // Records the allowed tokens of `mask` and what is wrong at this configuration; returns
   // whether a text token is allowed.
-  bool inspect(GrammarMatcher& m, const std::vector<uint32_t>& mask, const std::vector<int32_t>& tokens,
+  bool inspect(EarleyMatcher& m, const std::vector<uint32_t>& mask, const std::vector<int32_t>& tokens,
                bool budgeted = false) {
     bool text = false, eog = false;
     for_each_set_bit(mask, [&](size_t id) {
@@ -71,7 +71,7 @@ class Explorer {
     });
     if (text || budgeted) return text;  // a budget narrows the mask: not the grammar's own
     const bool accepting = m.is_accepting();
-    const CompiledGrammar::ByteSet next = m.next_bytes();
+    const GrammarAutomaton::ByteSet next = m.next_bytes();
     if (!eog && !accepting) {
       note(report_.dead_ends, dead_end_index_, m, tokens, next);
     } else if (eog && any_byte(next)) {
@@ -84,8 +84,8 @@ class Explorer {
 
   // One site per configuration, reached the shortest way found.
   using SiteIndex = std::map<std::vector<uint32_t>, size_t>;
-  void note(std::vector<ExploreSite>& sites, SiteIndex& index, GrammarMatcher& m, const std::vector<int32_t>& tokens,
-            const CompiledGrammar::ByteSet& next) {
+  void note(std::vector<ExploreSite>& sites, SiteIndex& index, EarleyMatcher& m, const std::vector<int32_t>& tokens,
+            const GrammarAutomaton::ByteSet& next) {
     std::vector<uint32_t> key;
     if (!m.configuration_key(key)) key = {UINT32_MAX, static_cast<uint32_t>(sites.size())};
     ExploreSite site{tokens, bytes_of(tokens), next};
@@ -121,7 +121,7 @@ class Explorer {
   }
 
   void walks() {
-    GrammarMatcher m(cache_);
+    EarleyMatcher m(cache_);
     std::vector<uint32_t> mask(words_);
     std::vector<int32_t> tokens;
     // Every second walk runs under length-aware closing with max_steps as its budget, so it
@@ -171,12 +171,12 @@ class Explorer {
 
   void breadth_first() {
     struct Node {
-      GrammarMatcher m;
+      EarleyMatcher m;
       std::vector<int32_t> tokens;
     };
     std::deque<Node> queue;
     std::map<std::vector<uint32_t>, bool> seen;
-    GrammarMatcher root(cache_);
+    EarleyMatcher root(cache_);
     std::vector<uint32_t> key;
     bool complete = root.configuration_key(key);
     seen.emplace(key, true);
@@ -219,7 +219,7 @@ class Explorer {
 
   // Every token any state's mask could allow in some context.
   void sweep_states() {
-    const CompiledGrammar& g = cache_->grammar();
+    const GrammarAutomaton& g = cache_->grammar();
     std::vector<uint32_t> words(words_, 0);
     for (uint32_t c = 0; c < g.num_mask_classes(); ++c) {
       if (out_of_time()) return;  // `possible` stays empty: unknown

@@ -37,7 +37,7 @@ struct ExploreOptions {
 struct ExploreSite {
   std::vector<int32_t> tokens;  ///< token ids from the empty output
   std::string bytes;            ///< their bytes
-  CompiledGrammar::ByteSet next_bytes{};  ///< bytes the grammar allows next
+  GrammarAutomaton::ByteSet next_bytes{};  ///< bytes the grammar allows next
 };
 
 struct ExploreReport {

@@ -1,4 +1,4 @@
-// automata/grammar_compiler.cpp — grammar IR → per-rule byte DFAs (CompiledGrammar).
+// automata/grammar_compiler.cpp — grammar IR → per-rule byte DFAs (GrammarAutomaton).
 //
 // Non-recursive rules are inlined (inline.h); each reachable rule becomes a DFA over bytes
 // and rule symbols (rule_automaton.h); dead states are trimmed; nullable rules and FOLLOW
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "automata/inline.h"
 #include "automata/json_escapes.h"
 #include "automata/rule_automaton.h"
@@ -78,9 +78,9 @@ std::vector<char> rules_reaching_final(const std::vector<RuleDfa>& dfas, bool by
 
 }  // namespace
 
-class GrammarCompiler {
+class AutomatonBuilder {
  public:
-  static std::shared_ptr<const CompiledGrammar> run(Grammar&& grammar, const CompileLimits& limits) {
+  static std::shared_ptr<const GrammarAutomaton> run(Grammar&& grammar, const CompileLimits& limits) {
     CompileDeadline deadline;
     validate(grammar);
     const InlinePlan plan = limits.inline_rules ? plan_inlining(grammar) : InlinePlan();
@@ -143,7 +143,7 @@ class GrammarCompiler {
     for (auto& d : dfas) trim(d, productive);
     const std::vector<char> nullable = rules_reaching_final(dfas, false);
 
-    auto out = std::make_shared<CompiledGrammar>();
+    auto out = std::make_shared<GrammarAutomaton>();
     out->rule_automaton_key_ = std::move(keys);
     out->root_ = grammar.root;
     out->byte_begin_.push_back(0);
@@ -341,8 +341,8 @@ class GrammarCompiler {
 
   // FIRST sets per state and FOLLOW sets per rule (bytes), by fixed-point iteration.
   // Rules from `first_pair` on are surrogate-pair rules (json_escapes.h).
-  static void compute_follow(CompiledGrammar& g, uint32_t first_pair) {
-    using Bits = CompiledGrammar::ByteSet;
+  static void compute_follow(GrammarAutomaton& g, uint32_t first_pair) {
+    using Bits = GrammarAutomaton::ByteSet;
     const uint32_t ns = g.num_states(), nr = g.num_rules();
     auto set_range = [](Bits& b, unsigned lo, unsigned hi) {
       for (unsigned w = lo >> 6; w <= hi >> 6; ++w) {
@@ -485,7 +485,7 @@ class GrammarCompiler {
   }
 
   // Strongly connected components of the rule call graph (Tarjan's algorithm, iterative).
-  static void compute_components(CompiledGrammar& g) {
+  static void compute_components(GrammarAutomaton& g) {
     const uint32_t nr = g.num_rules();
     std::vector<std::vector<uint32_t>> calls(nr);
     for (uint32_t q = 0; q < g.num_states(); ++q) {
@@ -546,7 +546,7 @@ class GrammarCompiler {
   // DFAs are minimal already, and equal states of equal or isomorphic automata share their
   // masks through TokenMaskCache's process-wide cache, keyed by the reachable automaton. A
   // long string (maxLength 65535: several hundred thousand states) then costs nothing here.
-  static void compute_mask_classes(CompiledGrammar& g) {
+  static void compute_mask_classes(GrammarAutomaton& g) {
     const uint32_t ns = g.num_states();
     constexpr uint32_t kOwn = UINT32_MAX;
     // Dense numbering of the refined states (those of rules with rule edges or bytes only
@@ -559,7 +559,7 @@ class GrammarCompiler {
       refined.push_back(q);
     }
     const uint32_t nr = static_cast<uint32_t>(refined.size());
-    std::map<std::tuple<bool, CompiledGrammar::ByteSet, bool>, uint32_t> keys;
+    std::map<std::tuple<bool, GrammarAutomaton::ByteSet, bool>, uint32_t> keys;
     std::vector<uint32_t> initial(nr);
     for (uint32_t i = 0; i < nr; ++i) {
       const uint32_t q = refined[i];
@@ -605,13 +605,13 @@ class GrammarCompiler {
   }
 };
 
-std::shared_ptr<const CompiledGrammar> CompiledGrammar::compile(const Grammar& grammar,
+std::shared_ptr<const GrammarAutomaton> GrammarAutomaton::compile(const Grammar& grammar,
                                                                 const CompileLimits& limits) {
-  return GrammarCompiler::run(Grammar(grammar), limits);
+  return AutomatonBuilder::run(Grammar(grammar), limits);
 }
 
-std::shared_ptr<const CompiledGrammar> CompiledGrammar::compile(Grammar&& grammar, const CompileLimits& limits) {
-  return GrammarCompiler::run(std::move(grammar), limits);
+std::shared_ptr<const GrammarAutomaton> GrammarAutomaton::compile(Grammar&& grammar, const CompileLimits& limits) {
+  return AutomatonBuilder::run(std::move(grammar), limits);
 }
 
 }  // namespace lockstep

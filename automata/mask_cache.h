@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "automata/completion.h"
 #include "automata/earley.h"
 #include "automata/mask/configuration_cache.h"
@@ -33,7 +33,7 @@ namespace lockstep {
 /// cache, and no state is ever computed twice.
 class TokenMaskCache {
  public:
-  TokenMaskCache(std::shared_ptr<const CompiledGrammar> grammar,
+  TokenMaskCache(std::shared_ptr<const GrammarAutomaton> grammar,
                  std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits = {});
   ~TokenMaskCache();
 
@@ -49,7 +49,7 @@ class TokenMaskCache {
   void start_background_precompute();
 
   struct Stats {
-    size_t states = 0;           ///< mask classes of the grammar (CompiledGrammar::mask_class)
+    size_t states = 0;           ///< mask classes of the grammar (GrammarAutomaton::mask_class)
     size_t computed = 0;         ///< classes whose mask is in the cache
     size_t computations = 0;     ///< state walks run (none is run twice)
     size_t shared = 0;           ///< masks taken from the process-wide cache of automaton rules
@@ -62,9 +62,9 @@ class TokenMaskCache {
   };
   Stats stats() const;
 
-  const CompiledGrammar& grammar() const;
+  const GrammarAutomaton& grammar() const;
   const Vocabulary& vocabulary() const;
-  std::shared_ptr<const CompiledGrammar> shared_grammar() const;
+  std::shared_ptr<const GrammarAutomaton> shared_grammar() const;
   std::shared_ptr<const Vocabulary> shared_vocabulary() const;
   const ParserLimits& limits() const;
   /// Whole masks of configurations, shared by the matchers of this cache.

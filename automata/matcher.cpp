@@ -17,15 +17,15 @@ namespace {
 constexpr int kMaxContextDepth = 64;
 }  // namespace
 
-GrammarMatcher::GrammarMatcher(std::shared_ptr<TokenMaskCache> cache)
+EarleyMatcher::EarleyMatcher(std::shared_ptr<TokenMaskCache> cache)
     : cache_(std::move(cache)), parser_(cache_->grammar(), cache_->limits()) {}
 
-GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar,
+EarleyMatcher::EarleyMatcher(std::shared_ptr<const GrammarAutomaton> grammar,
                                std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits)
-    : GrammarMatcher(std::make_shared<TokenMaskCache>(std::move(grammar), std::move(vocabulary),
+    : EarleyMatcher(std::make_shared<TokenMaskCache>(std::move(grammar), std::move(vocabulary),
                                                       limits)) {}
 
-bool GrammarMatcher::accept_token(int32_t id) {
+bool EarleyMatcher::accept_token(int32_t id) {
   const Vocabulary& vocab = vocabulary();
   if (id < 0 || static_cast<size_t>(id) >= vocab.size()) {
     throw std::out_of_range(fmt::format("token id {} is outside the vocabulary (size {})", id,
@@ -44,7 +44,7 @@ bool GrammarMatcher::accept_token(int32_t id) {
   return accept_bytes(vocab.token_bytes(id));
 }
 
-bool GrammarMatcher::accept_bytes(std::string_view bytes) {
+bool EarleyMatcher::accept_bytes(std::string_view bytes) {
   if (terminated_) return false;
   if (!parser_.advance(bytes)) return false;
   history_.push_back(static_cast<uint32_t>(bytes.size()));
@@ -52,7 +52,7 @@ bool GrammarMatcher::accept_bytes(std::string_view bytes) {
   return true;
 }
 
-void GrammarMatcher::rollback(size_t n_steps) {
+void EarleyMatcher::rollback(size_t n_steps) {
   if (n_steps > history_.size()) {
     throw std::out_of_range(fmt::format("cannot roll back {} steps: only {} were accepted",
                                         n_steps, history_.size()));
@@ -74,8 +74,8 @@ void GrammarMatcher::rollback(size_t n_steps) {
   step_plan_.reset();
 }
 
-GrammarMatcher GrammarMatcher::fork() const {
-  GrammarMatcher copy(cache_);
+EarleyMatcher EarleyMatcher::fork() const {
+  EarleyMatcher copy(cache_);
   copy.parser_ = parser_;
   copy.history_ = history_;
   copy.terminated_ = terminated_;
@@ -85,7 +85,7 @@ GrammarMatcher GrammarMatcher::fork() const {
   return copy;
 }
 
-void GrammarMatcher::reset() {
+void EarleyMatcher::reset() {
   parser_.reset();
   history_.clear();
   terminated_ = false;
@@ -95,7 +95,7 @@ void GrammarMatcher::reset() {
   step_plan_.reset();
 }
 
-const uint32_t* GrammarMatcher::SetContexts::find(uint32_t rule) const {
+const uint32_t* EarleyMatcher::SetContexts::find(uint32_t rule) const {
   for (const auto& [r, id] : ids) {
     if (r == rule) return &id;
   }
@@ -103,7 +103,7 @@ const uint32_t* GrammarMatcher::SetContexts::find(uint32_t rule) const {
   return it == more_ids.end() ? nullptr : &it->second;
 }
 
-void GrammarMatcher::SetContexts::set(uint32_t rule, uint32_t id) {
+void EarleyMatcher::SetContexts::set(uint32_t rule, uint32_t id) {
   for (auto& [r, v] : ids) {
     if (r == rule) {
       v = id;
@@ -117,13 +117,13 @@ void GrammarMatcher::SetContexts::set(uint32_t rule, uint32_t id) {
   }
 }
 
-uint32_t GrammarMatcher::context_id(uint32_t rule, uint32_t origin, int depth) {
+uint32_t EarleyMatcher::context_id(uint32_t rule, uint32_t origin, int depth) {
   if (origin == EarleyParser::kBoundary || depth > kMaxContextDepth) return kNoContext;
   if (context_memo_.size() <= origin) context_memo_.resize(origin + 1);
   if (const uint32_t* id = context_memo_[origin].find(rule)) return *id;
   // Mark in progress: a cycle (left recursion) makes the context not finitely describable.
   context_memo_[origin].set(rule, kNoContext);
-  const CompiledGrammar& g = grammar();
+  const GrammarAutomaton& g = grammar();
   const std::span<const EarleyParser::Item> items = parser_.items_at(origin);
   // Recursive calls below reach sets at or before `origin` and add ids there, never items
   // or callers: the caller lists stay as they are while iterated.
@@ -172,11 +172,11 @@ uint32_t GrammarMatcher::context_id(uint32_t rule, uint32_t origin, int depth) {
   return id;
 }
 
-bool GrammarMatcher::signature(std::span<const EarleyParser::Item> kernel, std::vector<uint32_t>& key) {
+bool EarleyMatcher::signature(std::span<const EarleyParser::Item> kernel, std::vector<uint32_t>& key) {
   key.clear();
   key.push_back(parser_.accepting() ? 1 : 0);
   std::vector<std::pair<uint32_t, uint32_t>> entries;
-  const CompiledGrammar& g = grammar();
+  const GrammarAutomaton& g = grammar();
   for (const auto& it : kernel) {
     const uint32_t ctx = context_id(g.rule_of(it.state), it.origin, 0);
     if (ctx == kNoContext) return false;
@@ -190,8 +190,8 @@ bool GrammarMatcher::signature(std::span<const EarleyParser::Item> kernel, std::
   return true;
 }
 
-void GrammarMatcher::compose(std::span<const EarleyParser::Item> kernel, std::span<uint32_t> words) {
-  const CompiledGrammar& g = grammar();
+void EarleyMatcher::compose(std::span<const EarleyParser::Item> kernel, std::span<uint32_t> words) {
+  const GrammarAutomaton& g = grammar();
   // Accepted sets: once per distinct state.
   std::vector<uint32_t> states;
   for (const auto& it : kernel) states.push_back(it.state);
@@ -219,9 +219,9 @@ void GrammarMatcher::compose(std::span<const EarleyParser::Item> kernel, std::sp
 // Near-linear: each item's walk over nullable rule edges lists the states it reaches (a few:
 // the walk keeps at most 8), and those are looked up among the items of the same origin, so
 // a kernel of 100,000 items costs a sort, not 10^10 comparisons.
-void GrammarMatcher::prune_implied(std::vector<EarleyParser::Item>& kernel) const {
+void EarleyMatcher::prune_implied(std::vector<EarleyParser::Item>& kernel) const {
   if (kernel.size() < 2) return;
-  const CompiledGrammar& g = grammar();
+  const GrammarAutomaton& g = grammar();
   // Items sorted by (origin, state), to find the items a walk reaches.
   std::vector<uint32_t> order(kernel.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -267,11 +267,11 @@ void GrammarMatcher::prune_implied(std::vector<EarleyParser::Item>& kernel) cons
   kernel.resize(k);
 }
 
-void GrammarMatcher::collect_kernel() {
+void EarleyMatcher::collect_kernel() {
   // Kernel items: those not created by prediction at this position. At position 0 the
   // root's start item stands for the whole set.
   const size_t here = parser_.num_bytes();
-  const CompiledGrammar& g = grammar();
+  const GrammarAutomaton& g = grammar();
   kernel_.clear();
   for (const auto& it : parser_.current_items()) {
     if (here == 0 ? (it.origin == 0 && it.state == g.rule_start(g.root_rule())) : it.origin < here) {
@@ -286,7 +286,7 @@ void GrammarMatcher::collect_kernel() {
   }
 }
 
-bool GrammarMatcher::configuration_key(std::vector<uint32_t>& key) {
+bool EarleyMatcher::configuration_key(std::vector<uint32_t>& key) {
   collect_kernel();
   if (!signature(kernel_, key)) return false;
   key.push_back(terminated_ ? 1 : 0);
@@ -294,7 +294,7 @@ bool GrammarMatcher::configuration_key(std::vector<uint32_t>& key) {
   return true;
 }
 
-void GrammarMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
+void EarleyMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
   const Vocabulary& vocab = vocabulary();
   const size_t n_words = vocab.bitmask_words();
   if (words.size() < n_words) {
@@ -325,7 +325,7 @@ void GrammarMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
 
 // ---- length-aware closing (docs/closing.md)
 
-void GrammarMatcher::set_max_tokens(size_t max_tokens) {
+void EarleyMatcher::set_max_tokens(size_t max_tokens) {
   max_tokens_ = max_tokens;
   if (max_tokens == SIZE_MAX) {
     plans_.clear();
@@ -335,12 +335,12 @@ void GrammarMatcher::set_max_tokens(size_t max_tokens) {
   step_plan_.reset();
 }
 
-CompletionTracker& GrammarMatcher::tracker() {
+CompletionTracker& EarleyMatcher::tracker() {
   if (!tracker_) tracker_ = std::make_unique<CompletionTracker>(grammar(), cache_->closing());
   return *tracker_;
 }
 
-uint64_t GrammarMatcher::current_completion(std::string& text) {
+uint64_t EarleyMatcher::current_completion(std::string& text) {
   CompletionTracker& t = tracker();
   uint64_t tokens = t.tokens(parser_, t.best(parser_), text);
   if (!plans_.empty() && plans_.back()) {
@@ -353,20 +353,20 @@ uint64_t GrammarMatcher::current_completion(std::string& text) {
   return tokens;
 }
 
-size_t GrammarMatcher::min_tokens_to_accept() {
+size_t EarleyMatcher::min_tokens_to_accept() {
   if (terminated_ || parser_.accepting()) return 0;
   std::string text;
   const uint64_t tokens = current_completion(text);
   return tokens == kNoCompletion ? SIZE_MAX : static_cast<size_t>(tokens);
 }
 
-std::string GrammarMatcher::completion_text() {
+std::string EarleyMatcher::completion_text() {
   std::string text;
   if (!terminated_) current_completion(text);
   return text;
 }
 
-void GrammarMatcher::apply_budget(std::span<uint32_t> mask, const std::vector<uint32_t>* key) {
+void EarleyMatcher::apply_budget(std::span<uint32_t> mask, const std::vector<uint32_t>* key) {
   const Vocabulary& vocab = vocabulary();
   const size_t used = history_.size();
   const uint64_t remaining = max_tokens_ > used ? max_tokens_ - used : 0;
@@ -394,7 +394,7 @@ void GrammarMatcher::apply_budget(std::span<uint32_t> mask, const std::vector<ui
   if (largest > limit) step_plan_ = std::move(plan);
 }
 
-void GrammarMatcher::push_plan(std::string_view bytes) {
+void EarleyMatcher::push_plan(std::string_view bytes) {
   if (plans_.empty()) return;
   std::optional<std::string> next;
   if (step_plan_ && step_plan_->size() >= bytes.size() && step_plan_->compare(0, bytes.size(), bytes) == 0) {
@@ -404,10 +404,10 @@ void GrammarMatcher::push_plan(std::string_view bytes) {
   step_plan_.reset();
 }
 
-std::string GrammarMatcher::jump_forward_bytes(size_t max_bytes) {
+std::string EarleyMatcher::jump_forward_bytes(size_t max_bytes) {
   std::string out;
   if (terminated_) return out;
-  const CompiledGrammar& g = grammar();
+  const GrammarAutomaton& g = grammar();
   while (out.size() < max_bytes && !parser_.accepting()) {
     int only = -1;
     bool several = false;
@@ -426,7 +426,7 @@ std::string GrammarMatcher::jump_forward_bytes(size_t max_bytes) {
   return out;
 }
 
-void fill_next_token_bitmasks(std::span<GrammarMatcher* const> matchers, std::span<uint32_t> words,
+void fill_next_token_bitmasks(std::span<EarleyMatcher* const> matchers, std::span<uint32_t> words,
                               size_t stride, unsigned threads) {
   if (words.size() < matchers.size() * stride) {
     throw std::invalid_argument("fill_next_token_bitmasks: the output is smaller than matchers × stride");

@@ -1,12 +1,12 @@
-// automata/matcher.h — public API of the automata layer: the grammar matcher.
+// automata/matcher.h — the automata layer's matcher (the public one, include/lockstep/matcher.h, wraps it).
 //
-// A GrammarMatcher follows one sequence: it accepts tokens (or raw bytes) one step at a
+// An EarleyMatcher follows one sequence: it accepts tokens (or raw bytes) one step at a
 // time, rolls back steps, and computes the token bitmask of the next step — the set of
 // tokens whose bytes keep the output a prefix of some sentence of the grammar.
 //
-//   auto grammar = CompiledGrammar::compile(parse_gbnf(text));          // immutable, shared
+//   auto grammar = GrammarAutomaton::compile(parse_gbnf(text));          // immutable, shared
 //   auto cache = std::make_shared<TokenMaskCache>(grammar, vocabulary);  // shared per vocabulary
-//   GrammarMatcher m(cache);                                             // one per sequence
+//   EarleyMatcher m(cache);                                             // one per sequence
 //   std::vector<uint32_t> mask(vocabulary->bitmask_words());
 //   m.fill_next_token_bitmask(mask);   // bit (i % 32) of mask[i / 32] set = token i allowed
 //                                      // (automata/token_bitmask.h reads and writes them)
@@ -20,7 +20,7 @@
 // matcher of one TokenMaskCache, so a configuration seen before, by this sequence or
 // another, costs a copy.
 //
-// Thread-safety: CompiledGrammar, Vocabulary and TokenMaskCache may be shared by any number
+// Thread-safety: GrammarAutomaton, Vocabulary and TokenMaskCache may be shared by any number
 // of matchers on any threads; a matcher itself is not thread-safe.
 #pragma once
 
@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "automata/closing.h"
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "automata/earley.h"
 #include "automata/mask_cache.h"
 #include "automata/next_bytes.h"
@@ -42,13 +42,13 @@
 
 namespace lockstep {
 
-class GrammarMatcher {
+class EarleyMatcher {
  public:
   /// A matcher using a shared mask cache. Throws ParserLimitError if even the empty
   /// prefix exceeds the parser limits.
-  explicit GrammarMatcher(std::shared_ptr<TokenMaskCache> cache);
+  explicit EarleyMatcher(std::shared_ptr<TokenMaskCache> cache);
   /// A matcher with a private mask cache (convenient for one sequence).
-  GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar,
+  EarleyMatcher(std::shared_ptr<const GrammarAutomaton> grammar,
                  std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits = {});
 
   /// Accepts token `id` (0 <= id < vocabulary size). Text tokens must continue the
@@ -99,7 +99,7 @@ class GrammarMatcher {
   size_t eog_tokens() const { return vocabulary().eog_ids().empty() ? 0 : 1; }
 
   /// The bytes that can come next (the union of the current items' byte edges).
-  CompiledGrammar::ByteSet next_bytes() const { return lockstep::next_bytes(parser_); }
+  GrammarAutomaton::ByteSet next_bytes() const { return lockstep::next_bytes(parser_); }
 
   /// The longest byte string the grammar forces next (empty when the next byte is not
   /// determined or the output may end here); at most `max_bytes`. Does not change the state.
@@ -114,10 +114,10 @@ class GrammarMatcher {
   /// Back to the empty output.
   void reset();
   /// An independent copy (same grammar, vocabulary and shared caches) in the same state.
-  GrammarMatcher fork() const;
+  EarleyMatcher fork() const;
 
   const Vocabulary& vocabulary() const { return cache_->vocabulary(); }
-  const CompiledGrammar& grammar() const { return cache_->grammar(); }
+  const GrammarAutomaton& grammar() const { return cache_->grammar(); }
   const TokenMaskCache& cache() const { return *cache_; }
 
   /// Turns the whole-mask configuration cache on (default) or off (benchmarks of the
@@ -184,7 +184,7 @@ class GrammarMatcher {
 /// Fills the bitmasks of many matchers (one sequence each) on `threads` threads (0:
 /// hardware concurrency). words: uint32_t[matchers.size() × stride], stride >= each
 /// matcher's bitmask_words(); matcher i writes words[i × stride, (i + 1) × stride).
-void fill_next_token_bitmasks(std::span<GrammarMatcher* const> matchers, std::span<uint32_t> words,
+void fill_next_token_bitmasks(std::span<EarleyMatcher* const> matchers, std::span<uint32_t> words,
                               size_t stride, unsigned threads = 0);
 
 }  // namespace lockstep

@@ -7,7 +7,7 @@ namespace lockstep {
 
 namespace {
 
-using ByteSet = CompiledGrammar::ByteSet;
+using ByteSet = GrammarAutomaton::ByteSet;
 
 bool has(const ByteSet& s, unsigned b) { return (s[b >> 6] >> (b & 63)) & 1; }
 void put(ByteSet& s, unsigned b) { s[b >> 6] |= uint64_t{1} << (b & 63); }
@@ -40,7 +40,7 @@ std::string escaped(uint8_t b, char quote) {
 
 ByteSet next_bytes(const EarleyParser& parser) {
   ByteSet out{};
-  const CompiledGrammar& g = parser.grammar();
+  const GrammarAutomaton& g = parser.grammar();
   for (const auto& it : parser.current_items()) {
     for (const auto& e : g.byte_edges(it.state)) {
       for (unsigned b = e.lo; b <= e.hi; ++b) put(out, b);

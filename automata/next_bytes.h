@@ -6,14 +6,14 @@
 #include <string_view>
 #include <vector>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "automata/earley.h"
 
 namespace lockstep {
 
 /// The bytes `parser` can consume next: the union of the byte edges of its current items
 /// (scanning an item never depends on its context, so each of them advances the parser).
-CompiledGrammar::ByteSet next_bytes(const EarleyParser& parser);
+GrammarAutomaton::ByteSet next_bytes(const EarleyParser& parser);
 
 /// One byte for a message: 'a', '"', '\'', '\\', ' ', '\n', '\x7f'.
 std::string quote_byte(uint8_t byte);
@@ -24,7 +24,7 @@ std::string quote_bytes(std::string_view bytes);
 /// "a letter", …), single bytes and ranges in byte order ('"', '0'-'7'), "whitespace" when
 /// all of space, tab, newline and carriage return are in it. A long tail of single bytes is
 /// cut to "N other bytes".
-std::vector<std::string> describe_bytes(const CompiledGrammar::ByteSet& bytes);
+std::vector<std::string> describe_bytes(const GrammarAutomaton::ByteSet& bytes);
 
 /// "A", "A or B", "A, B or C".
 std::string join_alternatives(const std::vector<std::string>& parts);

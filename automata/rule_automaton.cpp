@@ -19,8 +19,8 @@ namespace lockstep {
 
 namespace {
 
-using ByteEdge = CompiledGrammar::ByteEdge;
-using RuleEdge = CompiledGrammar::RuleEdge;
+using ByteEdge = GrammarAutomaton::ByteEdge;
+using RuleEdge = GrammarAutomaton::RuleEdge;
 
 uint64_t hash_span(const uint32_t* p, size_t n) { return fnv1a_u32({p, n}, kFnvOffsetBasis ^ n); }
 

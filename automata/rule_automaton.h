@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "automata/json_escapes.h"
 
 namespace lockstep {
@@ -23,9 +23,9 @@ class InlinePlan;
 struct RuleDfa {
   std::vector<uint8_t> final;
   std::vector<uint32_t> byte_begin{0};
-  std::vector<CompiledGrammar::ByteEdge> bytes;
+  std::vector<GrammarAutomaton::ByteEdge> bytes;
   std::vector<uint32_t> rule_begin{0};
-  std::vector<CompiledGrammar::RuleEdge> rules;
+  std::vector<GrammarAutomaton::RuleEdge> rules;
 
   uint32_t size() const { return static_cast<uint32_t>(final.size()); }
   /// Appends a state whose edges are the given ones (targets must be valid indices

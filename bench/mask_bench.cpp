@@ -22,8 +22,8 @@ std::string shared(const std::string& rel) { return (fs::path(LOCKSTEP_SHARED_DI
 
 struct Setup {
   std::shared_ptr<const Tokenizer> tok = load_tokenizer(shared("vocab/llama3-hf/tokenizer.json"));
-  std::shared_ptr<const CompiledGrammar> grammar =
-      CompiledGrammar::compile(parse_gbnf(read_file(shared("grammars/llama.cpp/json.gbnf"))));
+  std::shared_ptr<const GrammarAutomaton> grammar =
+      GrammarAutomaton::compile(parse_gbnf(read_file(shared("grammars/llama.cpp/json.gbnf"))));
   std::shared_ptr<TokenMaskCache> cache = [this] {
     auto c = std::make_shared<TokenMaskCache>(grammar, tok->shared_vocabulary());
     c->precompute();
@@ -56,7 +56,7 @@ void BM_MaskStateWalk(benchmark::State& state) {
 }
 
 void mask_fill(benchmark::State& state, bool configurations) {
-  GrammarMatcher m(setup().cache);
+  EarleyMatcher m(setup().cache);
   m.set_configuration_cache(configurations);
   m.accept_bytes(setup().prefix);
   std::vector<uint32_t> mask(setup().tok->vocabulary().bitmask_words());
@@ -69,7 +69,7 @@ void BM_MaskCompose(benchmark::State& state) { mask_fill(state, false); }
 void BM_MaskCachedConfiguration(benchmark::State& state) { mask_fill(state, true); }
 
 void BM_MaskAcceptAndRollback(benchmark::State& state) {
-  GrammarMatcher m(setup().cache);
+  EarleyMatcher m(setup().cache);
   m.accept_bytes(setup().prefix);
   const std::vector<int32_t> ids = setup().tok->encode("mple text, ok", false);
   for (auto _ : state) {

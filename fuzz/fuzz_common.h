@@ -85,9 +85,9 @@ inline std::shared_ptr<const Vocabulary> small_vocabulary() {
 /// Compiles `grammar` and takes a few steps: the first mask, then up to `steps` accepted
 /// tokens (the first allowed one of each mask), each followed by its mask.
 inline void compile_and_mask(Grammar&& grammar, int steps = 2) {
-  const auto compiled = CompiledGrammar::compile(std::move(grammar), compile_limits());
+  const auto compiled = GrammarAutomaton::compile(std::move(grammar), compile_limits());
   const auto vocab = small_vocabulary();
-  GrammarMatcher m(compiled, vocab, parser_limits());
+  EarleyMatcher m(compiled, vocab, parser_limits());
   std::vector<uint32_t> mask(vocab->bitmask_words());
   for (int step = 0;; ++step) {
     m.fill_next_token_bitmask(mask);
@@ -106,9 +106,9 @@ inline void compile_and_mask(Grammar&& grammar, int steps = 2) {
 
 /// One mask of a small fixed grammar over a loaded tokenizer's vocabulary.
 inline void tokenizer_mask(const std::shared_ptr<const Vocabulary>& vocab) {
-  static const auto grammar = CompiledGrammar::compile(parse_gbnf(
+  static const auto grammar = GrammarAutomaton::compile(parse_gbnf(
       "root ::= \"Hello\" [ a-z]* (\"!\" | [0-9]+ | \"\\u00e9\")? \"{\\\"a\\\": [1, 2]}\""));
-  GrammarMatcher m(grammar, vocab, parser_limits());
+  EarleyMatcher m(grammar, vocab, parser_limits());
   std::vector<uint32_t> mask(vocab->bitmask_words());
   m.fill_next_token_bitmask(mask);
 }

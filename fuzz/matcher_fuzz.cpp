@@ -13,9 +13,9 @@
 
 namespace {
 
-using lockstep::CompiledGrammar;
+using lockstep::GrammarAutomaton;
 using lockstep::EarleyParser;
-using lockstep::GrammarMatcher;
+using lockstep::EarleyMatcher;
 using lockstep::Vocabulary;
 
 constexpr int kMaxRules = 4;
@@ -81,7 +81,7 @@ bool allowed(const std::vector<uint32_t>& mask, size_t id) { return (mask[id / 3
 
 // Each token's bytes fed to a parser that holds `history` (nothing is allowed after end
 // of generation).
-std::vector<uint32_t> brute_force_mask(const CompiledGrammar& g, const Vocabulary& v, const std::string& history,
+std::vector<uint32_t> brute_force_mask(const GrammarAutomaton& g, const Vocabulary& v, const std::string& history,
                                        bool terminated) {
   std::vector<uint32_t> mask(v.bitmask_words(), 0);
   if (terminated) return mask;
@@ -140,9 +140,9 @@ std::string bits(const std::vector<uint32_t>& mask, size_t n) {
 void run(FuzzedDataProvider& in) {
   const std::string text = random_grammar(in);
   const auto vocab = random_vocabulary(in);
-  const auto grammar = CompiledGrammar::compile(lockstep::parse_gbnf(text), lockstep::fuzz::compile_limits());
+  const auto grammar = GrammarAutomaton::compile(lockstep::parse_gbnf(text), lockstep::fuzz::compile_limits());
   auto cache = std::make_shared<lockstep::TokenMaskCache>(grammar, vocab);
-  GrammarMatcher m(cache);
+  EarleyMatcher m(cache);
   std::vector<std::vector<uint32_t>> seen;  // seen[k]: the mask after k steps
   std::vector<std::string> steps;           // bytes of each accepted step
   std::vector<uint32_t> mask(vocab->bitmask_words());

@@ -105,7 +105,7 @@ struct Grammar {
   uint32_t root = 0;
   /// name → index of the rules added with add_rule (find_rule falls back to a scan).
   std::unordered_map<std::string, uint32_t> names;
-  /// Added by validate() (parse_gbnf, CompiledGrammar::compile): rules that can never finish.
+  /// Added by validate() (parse_gbnf, GrammarAutomaton::compile): rules that can never finish.
   std::vector<GrammarWarning> warnings;
 
   /// Index of the rule named `name`, or -1.

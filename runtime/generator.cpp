@@ -71,7 +71,7 @@ std::span<const float> checked(std::span<const float> logits, const LoadedModel&
 // What the decode loop shares with its jump-forward step.
 struct DecodeState {
   const Tokenizer& tok;
-  GrammarMatcher* matcher;
+  EarleyMatcher* matcher;
   SamplerChain& chain;
   GenerateResult& result;
   int32_t budget;
@@ -154,13 +154,13 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
   const int32_t budget = token_budget(options, prompt.size(), n_ctx);
   result.budget = budget;
 
-  std::unique_ptr<GrammarMatcher> matcher;
+  std::unique_ptr<EarleyMatcher> matcher;
   if (options.grammar) {
     // The per-state masks fill in on a second thread while the model runs; the decode loop
     // computes any state it reaches first.
     auto cache = std::make_shared<TokenMaskCache>(options.grammar, tok.shared_vocabulary());
     cache->start_background_precompute();
-    matcher = std::make_unique<GrammarMatcher>(cache);
+    matcher = std::make_unique<EarleyMatcher>(cache);
   }
   if (matcher && options.length_aware_closing) {
     const size_t text = matcher->min_tokens_to_accept();

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "runtime/model.h"
 #include "runtime/tokenizer.h"
 #include "sampler/sampler.h"
@@ -53,7 +53,7 @@ struct GenerateOptions {
   int32_t max_tokens = 256;  ///< tokens to generate, a final end-of-generation token included;
                              ///< < 0: until end of generation / the context is full
   SamplerParams sampling;
-  std::shared_ptr<const CompiledGrammar> grammar;  ///< null: unconstrained
+  std::shared_ptr<const GrammarAutomaton> grammar;  ///< null: unconstrained
   int32_t context_length = 0;  ///< KV-cache tokens (<= 0: the model's, capped at 4096)
   /// Append the bytes the grammar forces without a model choice, as the tokenizer would
   /// tokenize them (runtime/jump_forward.h); the KV cache takes them in one pass.
@@ -61,7 +61,7 @@ struct GenerateOptions {
   /// Back the prompt up by its last token and make the first tokens re-spell it (sampler.h,
   /// make_grammar_mask), so a prompt ending inside a word continues as one token would.
   bool token_healing = false;
-  /// Length-aware closing (GrammarMatcher::set_max_tokens). Off, an output may end cut at
+  /// Length-aware closing (EarleyMatcher::set_max_tokens). Off, an output may end cut at
   /// the budget (GenerateResult::complete false): for comparison only.
   bool length_aware_closing = true;
 };
@@ -94,7 +94,7 @@ class BudgetError : public Error {
 };
 
 /// Generates a completion of `options.prompt`. Under a grammar the output is complete when
-/// generation ends: length-aware closing (GrammarMatcher::set_max_tokens) keeps a complete
+/// generation ends: length-aware closing (EarleyMatcher::set_max_tokens) keeps a complete
 /// sentence within the budget — max_tokens and the context, whichever ends first — at
 /// every step, and generation ends with an end-of-generation token where the grammar
 /// accepts (or, for a vocabulary without one, at the budget with an accepted text). The

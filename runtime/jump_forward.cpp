@@ -10,7 +10,7 @@ namespace {
 
 // Is there a text token that starts with `s`, is longer, and whose remaining bytes the
 // grammar allows after the matcher's state? `allowed`: bytes the grammar allows next.
-bool token_crosses(const Vocabulary& v, GrammarMatcher& m, std::string_view s, const CompiledGrammar::ByteSet& allowed) {
+bool token_crosses(const Vocabulary& v, EarleyMatcher& m, std::string_view s, const GrammarAutomaton::ByteSet& allowed) {
   const auto sorted = v.sorted_text_tokens();
   size_t lo = 0, hi = sorted.size();
   while (lo < hi) {  // first sorted token >= s
@@ -44,7 +44,7 @@ bool token_crosses(const Vocabulary& v, GrammarMatcher& m, std::string_view s, c
 
 }  // namespace
 
-ForcedTokens forced_tokens(const Tokenizer& tok, GrammarMatcher& m, std::optional<int32_t> previous) {
+ForcedTokens forced_tokens(const Tokenizer& tok, EarleyMatcher& m, std::optional<int32_t> previous) {
   const std::string forced = m.jump_forward_bytes();
   if (forced.empty()) return {};
   const Vocabulary& v = tok.vocabulary();
@@ -55,7 +55,7 @@ ForcedTokens forced_tokens(const Tokenizer& tok, GrammarMatcher& m, std::optiona
   // The first index a token could start at and cross the end of the forced bytes.
   size_t safe = text.size();
   if (!m.accept_bytes(forced)) return {};
-  const CompiledGrammar::ByteSet allowed = m.next_bytes();
+  const GrammarAutomaton::ByteSet allowed = m.next_bytes();
   const size_t reach = v.max_token_bytes();
   for (size_t idx = text.size() >= reach ? text.size() - reach + 1 : 0; idx < text.size(); ++idx) {
     if (token_crosses(v, m, std::string_view(text).substr(idx), allowed)) {

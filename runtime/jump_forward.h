@@ -23,7 +23,7 @@ struct ForcedTokens {
   size_t forced_bytes = 0;
 };
 
-/// The forced tokens after `matcher`'s current state (GrammarMatcher::jump_forward_bytes()).
+/// The forced tokens after `matcher`'s current state (EarleyMatcher::jump_forward_bytes()).
 /// `previous`: the last output token when it may be re-tokenized together with the forced
 /// bytes (not a prompt token: across the prompt boundary is token healing's business).
 ///
@@ -34,6 +34,6 @@ struct ForcedTokens {
 /// to itself. Returns no tokens when nothing can be forced canonically. Leaves the matcher
 /// as it was. Cost: one encode and, per candidate start index, a binary search of the
 /// sorted vocabulary and a few parser steps.
-ForcedTokens forced_tokens(const Tokenizer& tokenizer, GrammarMatcher& matcher, std::optional<int32_t> previous);
+ForcedTokens forced_tokens(const Tokenizer& tokenizer, EarleyMatcher& matcher, std::optional<int32_t> previous);
 
 }  // namespace lockstep

@@ -16,7 +16,7 @@ namespace {
 
 class GrammarMask : public LogitsProcessor {
  public:
-  GrammarMask(GrammarMatcher* m, const Vocabulary* vocab, std::string healed)
+  GrammarMask(EarleyMatcher* m, const Vocabulary* vocab, std::string healed)
       : matcher_(m), vocab_(vocab ? vocab : m ? &m->vocabulary() : nullptr), pending_(std::move(healed)) {
     if (!vocab_) throw std::invalid_argument("make_grammar_mask: token healing needs the vocabulary");
   }
@@ -126,7 +126,7 @@ class GrammarMask : public LogitsProcessor {
     std::string pending_before;
     bool moved_grammar;
   };
-  GrammarMatcher* matcher_;
+  EarleyMatcher* matcher_;
   const Vocabulary* vocab_;
   std::string pending_;            // healed prompt bytes the next tokens must spell first
   std::vector<Healing> healing_;   // the first steps, taken while healing
@@ -136,7 +136,7 @@ class GrammarMask : public LogitsProcessor {
 
 }  // namespace
 
-std::unique_ptr<LogitsProcessor> make_grammar_mask(GrammarMatcher* matcher, const Vocabulary* vocab,
+std::unique_ptr<LogitsProcessor> make_grammar_mask(EarleyMatcher* matcher, const Vocabulary* vocab,
                                                    std::string healed_prefix) {
   return std::make_unique<GrammarMask>(matcher, vocab, std::move(healed_prefix));
 }

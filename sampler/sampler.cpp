@@ -293,7 +293,7 @@ void SamplerChain::reset() {
   for (auto& p : processors_) p->reset();
 }
 
-SamplerChain make_sampler_chain(const SamplerParams& s, GrammarMatcher* matcher, const Vocabulary* vocab,
+SamplerChain make_sampler_chain(const SamplerParams& s, EarleyMatcher* matcher, const Vocabulary* vocab,
                                 std::string healed_prefix) {
   auto check = [](bool ok, const char* what) {
     if (!ok) throw std::invalid_argument(what);

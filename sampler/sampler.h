@@ -21,7 +21,7 @@
 
 namespace lockstep {
 
-class GrammarMatcher;
+class EarleyMatcher;
 class Vocabulary;
 
 struct TokenCandidate {
@@ -69,7 +69,7 @@ std::unique_ptr<LogitsProcessor> make_penalties(int32_t last_n, float repeat, fl
 
 /// Drops the tokens the grammar disallows (−inf). The matcher is not owned (clones share
 /// it); accept() advances it and rollback() rolls it back, so it stays in lockstep with the
-/// chain; a token budget set on the matcher (GrammarMatcher::set_max_tokens) applies.
+/// chain; a token budget set on the matcher (EarleyMatcher::set_max_tokens) applies.
 /// Throws std::runtime_error in accept() if the chosen token is not allowed.
 ///
 /// Token healing (Guidance, and llguidance's process_prompt): with a non-empty
@@ -79,7 +79,7 @@ std::unique_ptr<LogitsProcessor> make_penalties(int32_t last_n, float repeat, fl
 /// the grammar allows (within the budget). So a prompt that ends inside a word continues
 /// the way the tokenizer would have split the whole text. `vocab` gives the tokens' bytes;
 /// `matcher` may be null (no grammar) when healing.
-std::unique_ptr<LogitsProcessor> make_grammar_mask(GrammarMatcher* matcher, const Vocabulary* vocab = nullptr,
+std::unique_ptr<LogitsProcessor> make_grammar_mask(EarleyMatcher* matcher, const Vocabulary* vocab = nullptr,
                                                    std::string healed_prefix = {});
 
 /// Divides logits by t (t > 0).
@@ -143,7 +143,7 @@ struct SamplerParams {
 /// make_grammar_mask). Processors that are off are left out. Throws std::invalid_argument
 /// for out-of-range parameters (negative penalties, top_p outside (0, 1], min_p outside
 /// [0, 1]).
-SamplerChain make_sampler_chain(const SamplerParams& params, GrammarMatcher* matcher,
+SamplerChain make_sampler_chain(const SamplerParams& params, EarleyMatcher* matcher,
                                 const Vocabulary* vocab = nullptr, std::string healed_prefix = {});
 
 }  // namespace lockstep

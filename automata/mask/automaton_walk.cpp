@@ -266,7 +266,7 @@ class AutomatonWalk {
   }
 
   const TokenMaskCache::Impl& cache_;
-  const CompiledGrammar& g_;
+  const GrammarAutomaton& g_;
   const Vocabulary& vocab_;
   const uint32_t state_, rule_;
   ClassTables tables_;

@@ -14,7 +14,7 @@ namespace lockstep {
 
 namespace mask {
 
-ByteClasses compute_byte_classes(const CompiledGrammar& g, uint32_t rule) {
+ByteClasses compute_byte_classes(const GrammarAutomaton& g, uint32_t rule) {
   // Bytes b and b + 1 share a class unless some edge of the rule starts at b + 1 or ends
   // at b: then every edge reads whole classes.
   const uint32_t begin = g.rule_start(rule);
@@ -41,7 +41,7 @@ ByteClasses compute_byte_classes(const CompiledGrammar& g, uint32_t rule) {
   return c;
 }
 
-ClassTables::ClassTables(const CompiledGrammar& g, uint32_t rule, const ByteClasses& classes)
+ClassTables::ClassTables(const GrammarAutomaton& g, uint32_t rule, const ByteClasses& classes)
     : g_(g), classes_(classes), base_(g.rule_start(rule)), table_of_(g.rule_end(rule) - base_, nullptr) {}
 
 const uint32_t* ClassTables::build(uint32_t q) {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 
 namespace lockstep::mask {
 
@@ -22,7 +22,7 @@ struct ByteClasses {
 };
 
 /// The byte classes of `rule` (an automaton-only rule of `g`).
-ByteClasses compute_byte_classes(const CompiledGrammar& g, uint32_t rule);
+ByteClasses compute_byte_classes(const GrammarAutomaton& g, uint32_t rule);
 
 // Dense tables over the rule's byte classes, built on first visit: entry = target |
 // kFinalBit when the target is final, kNone without a transition. Classes keep a state's
@@ -38,7 +38,7 @@ class ClassTables {
   static constexpr uint32_t kFinalBit = 0x80000000u;
   static constexpr uint32_t kCall = kNone - 1;
 
-  ClassTables(const CompiledGrammar& g, uint32_t rule, const ByteClasses& classes);
+  ClassTables(const GrammarAutomaton& g, uint32_t rule, const ByteClasses& classes);
   /// The row of state `q` of the rule (indexed by class_of()), built on first use.
   const uint32_t* row(uint32_t q) {
     const uint32_t* t = table_of_[q - base_];
@@ -51,7 +51,7 @@ class ClassTables {
   static constexpr size_t kChunk = 16384;  // entries; >= 256, so a row always fits in a fresh chunk
   const uint32_t* build(uint32_t q);
 
-  const CompiledGrammar& g_;
+  const GrammarAutomaton& g_;
   const ByteClasses& classes_;
   const uint32_t base_;  // the rule's first state
   std::vector<const uint32_t*> table_of_;

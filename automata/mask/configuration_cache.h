@@ -13,7 +13,7 @@
 
 namespace lockstep {
 
-/// Whole token bitmasks of parse configurations, shared by every GrammarMatcher of one
+/// Whole token bitmasks of parse configurations, shared by every EarleyMatcher of one
 /// TokenMaskCache (see matcher.h): a configuration is described by interned context ids,
 /// and a configuration one sequence met is a copy for every other sequence of the same
 /// grammar (each instance of a batch, each request of a server). Thread-safe. Bounded: past

@@ -35,7 +35,7 @@ struct PartialMask {
 // Thread-safety: as TokenMaskCache (shared by any number of threads); each member says
 // which mutex guards it, the masks themselves are published through atomics.
 struct TokenMaskCache::Impl {
-  Impl(std::shared_ptr<const CompiledGrammar> grammar, std::shared_ptr<const Vocabulary> vocabulary,
+  Impl(std::shared_ptr<const GrammarAutomaton> grammar, std::shared_ptr<const Vocabulary> vocabulary,
        ParserLimits limits);
   /// Stops and joins the background thread.
   ~Impl();
@@ -79,7 +79,7 @@ struct TokenMaskCache::Impl {
   const mask::ByteClasses& byte_classes(uint32_t rule) const;
 
   // ---- state
-  std::shared_ptr<const CompiledGrammar> grammar_;
+  std::shared_ptr<const GrammarAutomaton> grammar_;
   std::shared_ptr<const Vocabulary> vocabulary_;
   ParserLimits limits_;
   mutable ConfigurationCache configurations_;

@@ -64,7 +64,7 @@ class CanonicalNumbering {
 // callee is recursive, the network is numbered as one graph instead (network_bfs(), up to
 // kMaxNetworkStates states, else no key).
 std::string TokenMaskCache::Impl::network_signature(uint32_t q) const {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   const uint32_t rule = g.rule_of(q);
   std::lock_guard lock(canonical_mutex_);
   // When q's rule has a structural hash, so has every rule it calls (none is recursive): the
@@ -92,7 +92,7 @@ std::string TokenMaskCache::Impl::network_signature(uint32_t q) const {
 // naming its callee by the callee's own hash: isomorphic call trees hash alike. Null for a
 // rule that calls itself, directly or not. Requires canonical_mutex_.
 const std::pair<uint64_t, uint64_t>* TokenMaskCache::Impl::rule_hash(uint32_t rule) const {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   if (rule_hash_state_.size() != g.num_rules()) {
     rule_hash_state_.assign(g.num_rules(), 0);
     rule_hash_.assign(g.num_rules(), {});
@@ -119,7 +119,7 @@ const std::pair<uint64_t, uint64_t>* TokenMaskCache::Impl::rule_hash(uint32_t ru
 // callee by rule_hash() (computed already for every callee), hashed with `tag`. Requires
 // canonical_mutex_.
 std::pair<uint64_t, uint64_t> TokenMaskCache::Impl::hash_within_rule(uint32_t start, uint32_t tag) const {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), start);
   for (size_t i = 0; i < c.order().size(); ++i) {
     const uint32_t s = c.order()[i];
@@ -143,7 +143,7 @@ std::pair<uint64_t, uint64_t> TokenMaskCache::Impl::hash_within_rule(uint32_t st
 // or empty past kMaxNetworkStates states. Requires canonical_mutex_.
 std::string TokenMaskCache::Impl::network_bfs(uint32_t q) const {
   static constexpr size_t kMaxNetworkStates = 1024;
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   const uint32_t rule = g.rule_of(q);
   CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), q);
   for (size_t i = 0; i < c.order().size(); ++i) {
@@ -178,7 +178,7 @@ const std::string& TokenMaskCache::Impl::signature(uint32_t q) const {
   std::lock_guard lock(canonical_mutex_);
   auto [it, fresh] = signatures_.try_emplace(q);
   if (!fresh) return it->second;
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   // A callee not hashed yet is hashed outside the walk (rule_hash() uses the same scratch),
   // and the walk starts over.
   for (uint32_t unhashed = UINT32_MAX;; unhashed = UINT32_MAX) {
@@ -214,7 +214,7 @@ const std::string& TokenMaskCache::Impl::signature(uint32_t q) const {
 }
 
 void TokenMaskCache::Impl::append_context(std::string& key, uint32_t rule) const {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   for (unsigned b = 0; b < 256; b += 8) {
     uint8_t bits = 0;
     for (unsigned k = 0; k < 8; ++k) bits |= static_cast<uint8_t>(g.can_follow(rule, static_cast<uint8_t>(b + k)) << k);

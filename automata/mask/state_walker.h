@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "automata/earley.h"
 
 namespace lockstep::mask {
@@ -24,7 +24,7 @@ namespace lockstep::mask {
 // can complete (boundaries).
 class StateWalker {
  public:
-  StateWalker(const CompiledGrammar& g, ParserLimits limits, uint32_t seed, size_t max_depth,
+  StateWalker(const GrammarAutomaton& g, ParserLimits limits, uint32_t seed, size_t max_depth,
               bool skip_seed_rules)
       : g_(g), parser_(g, limits, seed), seed_(seed), skip_seed_rules_(skip_seed_rules), top_(max_depth + 2),
         arena_(max_depth + 2), bytes_(max_depth + 2), boundaries_(max_depth + 2) {
@@ -171,7 +171,7 @@ class StateWalker {
     return a == b;
   }
 
-  const CompiledGrammar& g_;
+  const GrammarAutomaton& g_;
   EarleyParser parser_;
   uint32_t seed_;
   bool skip_seed_rules_;

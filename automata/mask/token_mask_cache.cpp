@@ -25,7 +25,7 @@ using mask::StateWalker;
 // ---------------------------------------------------------------------------------
 // TokenMaskCache: the public face, each call handed to Impl.
 
-TokenMaskCache::TokenMaskCache(std::shared_ptr<const CompiledGrammar> grammar,
+TokenMaskCache::TokenMaskCache(std::shared_ptr<const GrammarAutomaton> grammar,
                                std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits)
     : impl_(std::make_unique<Impl>(std::move(grammar), std::move(vocabulary), limits)) {}
 
@@ -35,9 +35,9 @@ const StateMask& TokenMaskCache::get(uint32_t state) { return impl_->get(state);
 void TokenMaskCache::precompute(unsigned threads) { impl_->precompute(threads); }
 void TokenMaskCache::start_background_precompute() { impl_->start_background_precompute(); }
 TokenMaskCache::Stats TokenMaskCache::stats() const { return impl_->stats(); }
-const CompiledGrammar& TokenMaskCache::grammar() const { return *impl_->grammar_; }
+const GrammarAutomaton& TokenMaskCache::grammar() const { return *impl_->grammar_; }
 const Vocabulary& TokenMaskCache::vocabulary() const { return *impl_->vocabulary_; }
-std::shared_ptr<const CompiledGrammar> TokenMaskCache::shared_grammar() const { return impl_->grammar_; }
+std::shared_ptr<const GrammarAutomaton> TokenMaskCache::shared_grammar() const { return impl_->grammar_; }
 std::shared_ptr<const Vocabulary> TokenMaskCache::shared_vocabulary() const { return impl_->vocabulary_; }
 const ParserLimits& TokenMaskCache::limits() const { return impl_->limits_; }
 ConfigurationCache& TokenMaskCache::configurations() const { return impl_->configurations_; }
@@ -46,7 +46,7 @@ const ClosingData& TokenMaskCache::closing() const { return impl_->closing(); }
 // ---------------------------------------------------------------------------------
 // TokenMaskCache::Impl
 
-TokenMaskCache::Impl::Impl(std::shared_ptr<const CompiledGrammar> grammar,
+TokenMaskCache::Impl::Impl(std::shared_ptr<const GrammarAutomaton> grammar,
                            std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits)
     : grammar_(std::move(grammar)),
       vocabulary_(std::move(vocabulary)),
@@ -62,7 +62,7 @@ TokenMaskCache::Impl::~Impl() {
 }
 
 std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute_shared(uint32_t state) {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   const uint32_t r = g.rule_of(state);
   const auto& automaton = g.rule_automaton_key(r);
   if (automaton.empty()) {
@@ -201,7 +201,7 @@ TokenMaskCache::Stats TokenMaskCache::Impl::stats() const {
 // Only for sub-rules that do not call back into q's rule (another component of the call
 // graph). Returns false (nothing written) when q does not qualify.
 bool TokenMaskCache::Impl::compose(uint32_t state, PartialMask& out) {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   const uint32_t rule = g.rule_of(state);
   const auto edges = g.rule_edges(state);
   if (edges.empty()) return false;

@@ -25,7 +25,7 @@ std::vector<uint32_t> TokenMaskCache::Impl::all_text_bits() const {
 // The walk of the sorted vocabulary from `state` (see StateWalker), into `out`. With
 // `skip_seed_rules`, the seed's own rule edges are not entered (compose() covers them).
 void TokenMaskCache::Impl::walk_vocabulary(uint32_t state, bool skip_seed_rules, PartialMask& out) const {
-  const CompiledGrammar& g = *grammar_;
+  const GrammarAutomaton& g = *grammar_;
   const Vocabulary& vocab = *vocabulary_;
   const uint32_t rule = g.rule_of(state);
   StateWalker w(g, limits_, state, vocab.max_token_bytes(), skip_seed_rules);

@@ -53,7 +53,7 @@ struct Pass {
 Pass run_document(const std::shared_ptr<TokenMaskCache>& cache, const Tokenizer& tok,
                   const std::vector<int32_t>& ids, int64_t max_tokens) {
   Pass p;
-  GrammarMatcher m(cache);
+  EarleyMatcher m(cache);
   if (max_tokens >= 0) m.set_max_tokens(static_cast<size_t>(max_tokens));
   std::vector<uint32_t> mask(tok.vocabulary().bitmask_words());
   for (size_t i = 0; i <= ids.size(); ++i) {

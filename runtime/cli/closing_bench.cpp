@@ -67,16 +67,16 @@ void run(const ClosingArgs& a) {
       Counts c;
       c.files = 1;
       std::vector<std::string> lines;
-      std::shared_ptr<const CompiledGrammar> grammar;
+      std::shared_ptr<const GrammarAutomaton> grammar;
       try {
         const ojson doc = ojson::parse(read_file(files[i].string()));
-        grammar = CompiledGrammar::compile(compile_json_schema(doc.at("schema"), options).grammar);
+        grammar = GrammarAutomaton::compile(compile_json_schema(doc.at("schema"), options).grammar);
       } catch (const std::exception&) {
         grammar = nullptr;
       }
       if (grammar) {
         ++c.compiled;
-        GrammarMatcher m(std::make_shared<TokenMaskCache>(grammar, model.tokenizer->shared_vocabulary()));
+        EarleyMatcher m(std::make_shared<TokenMaskCache>(grammar, model.tokenizer->shared_vocabulary()));
         const size_t text = m.min_tokens_to_accept();
         const size_t minimum = text == SIZE_MAX ? SIZE_MAX : text + m.eog_tokens();
         for (size_t b = minimum; minimum != SIZE_MAX && b <= minimum + a.extra; ++b) {

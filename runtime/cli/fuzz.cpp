@@ -49,7 +49,7 @@ std::string source_name(const GrammarSourceArgs& g) {
 // Re-checks a finished walk with what did not produce it: the Earley parser fed one byte at
 // a time (not the mask path), RE2 for a regex, nlohmann/json for schemas and tools (ajv, run
 // once over all walks, follows in ajv()).
-void recheck(const FuzzArgs& a, const CompiledGrammar& g, const RE2* re, const std::vector<int32_t>& tokens,
+void recheck(const FuzzArgs& a, const GrammarAutomaton& g, const RE2* re, const std::vector<int32_t>& tokens,
              const std::string& bytes, FuzzFindings& f) {
   EarleyParser p(g);
   size_t i = 0;
@@ -127,7 +127,7 @@ void check_spelling(const std::shared_ptr<TokenMaskCache>& cache, const Tokenize
     }
   }
   if (canonical == tokens) return;
-  GrammarMatcher m(cache);
+  EarleyMatcher m(cache);
   for (size_t i = 0; i < canonical.size(); ++i) {
     if (!m.accept_token(canonical[i])) {
       f.non_canonical.push_back({tokens, canonical, i, bytes,

@@ -34,7 +34,7 @@ std::string byte_name(unsigned c) {
 }
 
 // "'a'-'z', 0x80-0xBF": the bytes of a set, in ranges.
-std::string byte_ranges(const CompiledGrammar::ByteSet& set) {
+std::string byte_ranges(const GrammarAutomaton::ByteSet& set) {
   std::string out;
   for (unsigned b = 0; b < 256;) {
     if (!((set[b >> 6] >> (b & 63)) & 1)) {

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "runtime/cli/commands.h"
 #include "runtime/cli/grammar_source.h"
 #include "runtime/generator.h"

@@ -121,15 +121,15 @@ void print_warnings(const std::string& file, const Grammar& g) {
   }
 }
 
-std::shared_ptr<const CompiledGrammar> from_schema(const std::string& path, const CompiledSchema& cs) {
+std::shared_ptr<const GrammarAutomaton> from_schema(const std::string& path, const CompiledSchema& cs) {
   for (const auto& w : cs.warnings) std::fprintf(stderr, "%s: warning: %s\n", path.c_str(), w.c_str());
   for (const auto& u : cs.unenforced) std::fprintf(stderr, "%s: not enforced: %s\n", path.c_str(), u.c_str());
-  return CompiledGrammar::compile(cs.grammar);
+  return GrammarAutomaton::compile(cs.grammar);
 }
 
 }  // namespace
 
-std::shared_ptr<const CompiledGrammar> compile_grammar_source(const GrammarSourceArgs& args) {
+std::shared_ptr<const GrammarAutomaton> compile_grammar_source(const GrammarSourceArgs& args) {
   const int given =
       !args.grammar_file.empty() + args.regex_given + !args.schema_file.empty() + !args.tools_file.empty();
   if (given > 1) throw std::runtime_error("give one of --grammar, --regex, --schema and --tools, not several");
@@ -149,7 +149,7 @@ std::shared_ptr<const CompiledGrammar> compile_grammar_source(const GrammarSourc
                          args.grammar_file.c_str(), name.c_str(), args.max_whitespace);
           }
         }
-        return CompiledGrammar::compile(std::move(g));
+        return GrammarAutomaton::compile(std::move(g));
       } catch (Error& e) {
         e.set_file(args.grammar_file);
         throw;
@@ -157,7 +157,7 @@ std::shared_ptr<const CompiledGrammar> compile_grammar_source(const GrammarSourc
     }
     if (args.regex_given) {
       try {
-        return CompiledGrammar::compile(parse_regex(args.regex));
+        return GrammarAutomaton::compile(parse_regex(args.regex));
       } catch (const Error& e) {
         ErrorLocation where = e.location();
         where.file = "--regex";

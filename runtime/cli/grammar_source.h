@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "schemas/json_schema.h"
 
 namespace lockstep::cli {
@@ -53,6 +53,6 @@ JsonSchemaOptions schema_options(const GrammarSourceArgs& args);
 /// source's name: "FILE:line:column: message", "--regex:1:column: message",
 /// "FILE: /json/pointer: message". Throws when more than one source is given. Schema
 /// warnings (unknown formats, unenforced keywords in lenient mode) go to stderr.
-std::shared_ptr<const CompiledGrammar> compile_grammar_source(const GrammarSourceArgs& args);
+std::shared_ptr<const GrammarAutomaton> compile_grammar_source(const GrammarSourceArgs& args);
 
 }  // namespace lockstep::cli

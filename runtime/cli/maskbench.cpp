@@ -130,7 +130,7 @@ Result run_file(const fs::path& path, const Tokenizer& tok, const JsonSchemaOpti
   try {
     CompiledSchema cs = compile_json_schema(file.at("schema"), options);
     const auto t1 = Clock::now();
-    cache = std::make_shared<TokenMaskCache>(CompiledGrammar::compile(std::move(cs.grammar)), tok.shared_vocabulary());
+    cache = std::make_shared<TokenMaskCache>(GrammarAutomaton::compile(std::move(cs.grammar)), tok.shared_vocabulary());
     r.schema_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
     r.grammar_us = std::chrono::duration<double, std::micro>(Clock::now() - t1).count();
   } catch (const std::exception& e) {
@@ -146,7 +146,7 @@ Result run_file(const fs::path& path, const Tokenizer& tok, const JsonSchemaOpti
     dump_python(t["data"], spaced, false);
     dump_python(t["data"], compact, true);
     for (const std::string& text : {spaced, compact}) {
-      GrammarMatcher m(cache);
+      EarleyMatcher m(cache);
       const std::vector<int32_t> ids = tok.encode_continuation(text);
       bool rejected = false;
       for (size_t i = 0; i <= ids.size() && !rejected; ++i) {
@@ -181,7 +181,7 @@ Result run_file(const fs::path& path, const Tokenizer& tok, const JsonSchemaOpti
   }
   if (first) {
     // No instances: time to first mask still measured.
-    GrammarMatcher m(cache);
+    EarleyMatcher m(cache);
     m.fill_next_token_bitmask(mask);
     r.ttfm_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
   }

@@ -14,7 +14,7 @@ namespace lockstep::cli {
 
 namespace {
 
-using ByteSet = CompiledGrammar::ByteSet;
+using ByteSet = GrammarAutomaton::ByteSet;
 using Place = JsonPrefixPosition::Place;
 
 bool has(const ByteSet& s, unsigned b) { return (s[b >> 6] >> (b & 63)) & 1; }

@@ -17,12 +17,12 @@
 namespace lockstep {
 namespace {
 
-std::shared_ptr<const CompiledGrammar> gbnf_file(const std::string& name) {
-  return CompiledGrammar::compile(parse_gbnf(test_data::read_file(test_data::shared("grammars/llama.cpp/" + name))));
+std::shared_ptr<const GrammarAutomaton> gbnf_file(const std::string& name) {
+  return GrammarAutomaton::compile(parse_gbnf(test_data::read_file(test_data::shared("grammars/llama.cpp/" + name))));
 }
 
-std::shared_ptr<const CompiledGrammar> schema(const char* text) {
-  return CompiledGrammar::compile(compile_json_schema(nlohmann::ordered_json::parse(text)).grammar);
+std::shared_ptr<const GrammarAutomaton> schema(const char* text) {
+  return GrammarAutomaton::compile(compile_json_schema(nlohmann::ordered_json::parse(text)).grammar);
 }
 
 // All items of sets past `from`: two byte strings with equal keys lead to the same futures.
@@ -38,7 +38,7 @@ std::vector<uint32_t> configuration_key(const EarleyParser& p, size_t from) {
 // The oracle: the fewest bytes after `prefix` that a fresh parser accepts, by breadth-first
 // search over bytes (configurations seen before are not expanded again); SIZE_MAX past
 // `limit` bytes or nodes.
-size_t shortest_by_search(const CompiledGrammar& g, const std::string& prefix, size_t limit) {
+size_t shortest_by_search(const GrammarAutomaton& g, const std::string& prefix, size_t limit) {
   std::deque<std::string> queue{""};
   std::set<std::vector<uint32_t>> seen;
   size_t nodes = 0;
@@ -70,10 +70,10 @@ const Tokenizer& llama3() {
 
 TEST(Closing, ShortestCompletionsEqualBreadthFirstSearch) {
   std::mt19937 rng(99);
-  const std::vector<std::shared_ptr<const CompiledGrammar>> grammars = {
+  const std::vector<std::shared_ptr<const GrammarAutomaton>> grammars = {
       gbnf_file("arithmetic.gbnf"), gbnf_file("list.gbnf"), gbnf_file("chess.gbnf"), gbnf_file("json.gbnf"),
-      CompiledGrammar::compile(parse_gbnf("root ::= \"ab\" x | \"c\" x \"d\" | y\nx ::= \"xyz\" | \"q\" | y y\ny ::= \"\" | \"(\" y \")\"")),
-      CompiledGrammar::compile(parse_gbnf("root ::= root \"+\" t | t\nt ::= [0-9] | \"(\" root \")\"")),
+      GrammarAutomaton::compile(parse_gbnf("root ::= \"ab\" x | \"c\" x \"d\" | y\nx ::= \"xyz\" | \"q\" | y y\ny ::= \"\" | \"(\" y \")\"")),
+      GrammarAutomaton::compile(parse_gbnf("root ::= root \"+\" t | t\nt ::= [0-9] | \"(\" root \")\"")),
       schema(R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"enum":["xy","z"]}},"required":["b","a"]})")};
   size_t checked = 0;
   for (const auto& g : grammars) {
@@ -120,7 +120,7 @@ TEST(Closing, ShortestCompletionsEqualBreadthFirstSearch) {
 TEST(Closing, RecursionMakesTheConfigurationBoundInfinite) {
   ClosingData json(*gbnf_file("json.gbnf"), bundled().vocabulary());
   EXPECT_EQ(json.completions.max_configuration_bytes(), kNoCompletion);
-  const auto flat = CompiledGrammar::compile(parse_gbnf("root ::= \"<\" x x \">\"\nx ::= \"abc\" | \"d\" y\ny ::= \"efgh\""));
+  const auto flat = GrammarAutomaton::compile(parse_gbnf("root ::= \"<\" x x \">\"\nx ::= \"abc\" | \"d\" y\ny ::= \"efgh\""));
   ClosingData d(*flat, bundled().vocabulary());
   // Without recursion the bound is finite, and no configuration's shortest completion exceeds it.
   EarleyParser p(*flat);
@@ -144,7 +144,7 @@ TEST(Closing, RecursionMakesTheConfigurationBoundInfinite) {
 // nothing but end of generation can follow).
 bool budgeted_walk(const std::shared_ptr<TokenMaskCache>& cache, size_t extra, std::mt19937& rng, bool rollbacks) {
   const Vocabulary& v = cache->vocabulary();
-  GrammarMatcher m(cache);
+  EarleyMatcher m(cache);
   const size_t need = m.min_tokens_to_accept() + m.eog_tokens();
   EXPECT_NE(m.min_tokens_to_accept(), SIZE_MAX);
   const size_t budget = need + extra;
@@ -191,9 +191,9 @@ bool budgeted_walk(const std::shared_ptr<TokenMaskCache>& cache, size_t extra, s
 
 void budgeted_walks(const Tokenizer& tok, int walks_per_budget, bool rollbacks) {
   std::mt19937 rng(2026);
-  const std::vector<std::shared_ptr<const CompiledGrammar>> grammars = {
+  const std::vector<std::shared_ptr<const GrammarAutomaton>> grammars = {
       gbnf_file("json.gbnf"), gbnf_file("list.gbnf"), gbnf_file("arithmetic.gbnf"), gbnf_file("chess.gbnf"),
-      CompiledGrammar::compile(parse_regex(R"([a-z]+@[a-z]+\.[a-z]{2,})")),
+      GrammarAutomaton::compile(parse_regex(R"([a-z]+@[a-z]+\.[a-z]{2,})")),
       schema(R"({"type":"object","properties":{"name":{"type":"string"},"tags":{"type":"array","items":{"type":"string"},"minItems":2},"n":{"type":"number","minimum":1}},"required":["name","tags","n"]})")};
   int walks = 0, whole_budget = 0;
   for (const auto& g : grammars) {
@@ -248,9 +248,9 @@ TEST(Closing, SpellerFindsTheFewestTokens) {
 }
 
 TEST(Closing, MinTokensToAcceptCountsTokensNotBytes) {
-  const auto g = CompiledGrammar::compile(parse_gbnf("root ::= \"{\\\"name\\\": \\\"\" [a-z]* \"\\\"}\""));
+  const auto g = GrammarAutomaton::compile(parse_gbnf("root ::= \"{\\\"name\\\": \\\"\" [a-z]* \"\\\"}\""));
   auto cache = std::make_shared<TokenMaskCache>(g, llama3().shared_vocabulary());
-  GrammarMatcher m(cache);
+  EarleyMatcher m(cache);
   // `{"name": ""}` is 12 bytes; Llama 3 spells it in far fewer tokens.
   EXPECT_LT(m.min_tokens_to_accept(), 8u);
   EXPECT_GT(m.min_tokens_to_accept(), 0u);

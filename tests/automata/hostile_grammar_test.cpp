@@ -19,9 +19,9 @@ std::shared_ptr<const Vocabulary> small_vocab(std::vector<std::string> tokens) {
 
 using ScopedLimits = ScopedEngineLimits;
 
-bool matches(const std::shared_ptr<const CompiledGrammar>& g, const std::string& text) {
+bool matches(const std::shared_ptr<const GrammarAutomaton>& g, const std::string& text) {
   auto vocab = small_vocab({"x"});
-  GrammarMatcher m(g, vocab);
+  EarleyMatcher m(g, vocab);
   if (!m.accept_bytes(text)) return false;
   std::vector<uint32_t> mask(vocab->bitmask_words());
   m.fill_next_token_bitmask(mask);
@@ -56,23 +56,23 @@ TEST(HostileGrammar, NestedCountedRepetitionIsOneCount) {
   EXPECT_EQ(Expr::repeat(Expr::repeat(Expr::literal("a"), 3, 3), 1, 2).children[0].kind, Expr::Kind::kRepeat);
   EXPECT_EQ(Expr::repeat(Expr::repeat(Expr::literal("a"), 2, 3), 0, 2).children[0].kind, Expr::Kind::kRepeat);
   // The languages agree with the nested form.
-  auto g = CompiledGrammar::compile(parse_gbnf("root ::= (\"ab\"{2,3}){1,2}"));
+  auto g = GrammarAutomaton::compile(parse_gbnf("root ::= (\"ab\"{2,3}){1,2}"));
   for (int n = 0; n <= 7; ++n) {
     std::string text;
     for (int i = 0; i < n; ++i) text += "ab";
     EXPECT_EQ(matches(g, text), n >= 2 && n <= 6) << n;
   }
-  auto gaps = CompiledGrammar::compile(parse_gbnf("root ::= (\"a\"{3}){1,2}"));
+  auto gaps = GrammarAutomaton::compile(parse_gbnf("root ::= (\"a\"{3}){1,2}"));
   EXPECT_TRUE(matches(gaps, "aaa"));
   EXPECT_FALSE(matches(gaps, "aaaa"));
   EXPECT_TRUE(matches(gaps, "aaaaaa"));
 }
 
 TEST(HostileGrammar, NestedRepetitionCompilesOrFailsWithALimit) {
-  auto g = CompiledGrammar::compile(parse_regex("(a{1,300}){1,300}"));
+  auto g = GrammarAutomaton::compile(parse_regex("(a{1,300}){1,300}"));
   EXPECT_TRUE(matches(g, std::string(1000, 'a')));
   // GBNF as well (`("a"{1,1000}){1,1000}`, a{1,1000000}, takes seconds: smaller here).
-  auto gbnf = CompiledGrammar::compile(parse_gbnf("root ::= (\"a\"{1,100}){1,100}"));
+  auto gbnf = GrammarAutomaton::compile(parse_gbnf("root ::= (\"a\"{1,100}){1,100}"));
   EXPECT_TRUE(matches(gbnf, std::string(5000, 'a')));
   EXPECT_FALSE(matches(gbnf, std::string(10001, 'a')));
 }
@@ -84,7 +84,7 @@ TEST(HostileGrammar, SetSizeLimitNamesTheRule) {
   CompileLimits no_inlining;
   no_inlining.inline_rules = false;
   const SourceLocation at = expect_limit(
-      [&] { CompiledGrammar::compile(parse_gbnf("root ::= list\n\nlist ::= [ab]* \"a\" [ab]{20}"), no_inlining); },
+      [&] { GrammarAutomaton::compile(parse_gbnf("root ::= list\n\nlist ::= [ab]* \"a\" [ab]{20}"), no_inlining); },
       "automaton_state_set");
   EXPECT_EQ(at.line, 3u);
   EXPECT_EQ(at.column, 1u);
@@ -97,7 +97,7 @@ TEST(HostileGrammar, ExponentialDfaFailsWithTheStateLimit) {
   ScopedLimits scoped(small);
   const std::string limit_hit = [] {
     try {
-      CompiledGrammar::compile(parse_regex("(a|b)*a(a|b){25}"));
+      GrammarAutomaton::compile(parse_regex("(a|b)*a(a|b){25}"));
     } catch (const LimitError& e) {
       EXPECT_EQ(e.location().source.value_or(SourceLocation{}).line, 1u) << e.what();
       return e.limit();
@@ -113,16 +113,16 @@ TEST(HostileGrammar, InliningThatGrowsTooBigFallsBackToCalls) {
   EngineLimits small = engine_limits();
   small.rule_automaton_states = 3000;
   ScopedLimits scoped(small);
-  auto g = CompiledGrammar::compile(parse_gbnf("root ::= big \"-\" big\nbig ::= [a-z]{1,1000}"));
+  auto g = GrammarAutomaton::compile(parse_gbnf("root ::= big \"-\" big\nbig ::= [a-z]{1,1000}"));
   EXPECT_TRUE(matches(g, "abc-de"));
 }
 
 TEST(HostileGrammar, HundredThousandAlternativesGiveMasks) {
   std::string text = "root ::= ";
   for (int i = 0; i < 100000; ++i) text += (i ? " | \"w" : "\"w") + std::to_string(i) + "\"";
-  auto g = CompiledGrammar::compile(parse_gbnf(text));
+  auto g = GrammarAutomaton::compile(parse_gbnf(text));
   auto vocab = small_vocab({"w", "w1", "w99", "w100000", "9", "0"});
-  GrammarMatcher m(g, vocab);
+  EarleyMatcher m(g, vocab);
   std::vector<uint32_t> mask(vocab->bitmask_words());
   m.fill_next_token_bitmask(mask);
   EXPECT_EQ(mask[0], 0b0001110u);  // "w", "w1", "w99"; not "w100000"
@@ -146,9 +146,9 @@ TEST(HostileGrammar, TwentyThousandRecursiveAlternativesGiveMasks) {
   for (int i = 0; i < n; ++i) {
     text += "r" + std::to_string(i) + " ::= \"w" + std::to_string(i) + "\" | \"(\" r" + std::to_string(i) + " \")\"\n";
   }
-  auto g = CompiledGrammar::compile(parse_gbnf(text));
+  auto g = GrammarAutomaton::compile(parse_gbnf(text));
   auto vocab = small_vocab({"(", ")", "w1", "w19", "w20000", "9", "))"});
-  GrammarMatcher m(g, vocab);
+  EarleyMatcher m(g, vocab);
   std::vector<uint32_t> mask(vocab->bitmask_words());
   m.fill_next_token_bitmask(mask);
   EXPECT_EQ(mask[0], 0b00011010u);  // "(", "w1", "w19"; not "w20000", ")"
@@ -180,7 +180,7 @@ TEST(HostileGrammar, HundredThousandRuleChainValidatesAndCompiles) {
     }
     Grammar grammar = parse_gbnf(text);
     EXPECT_TRUE(grammar.warnings.empty());
-    auto g = CompiledGrammar::compile(std::move(grammar));
+    auto g = GrammarAutomaton::compile(std::move(grammar));
     EXPECT_TRUE(matches(g, std::string(n, 'x'))) << reversed;
     EXPECT_FALSE(matches(g, std::string(n - 1, 'x'))) << reversed;
   }
@@ -209,12 +209,12 @@ TEST(UnproductiveRules, AreWarningsWhenTheRootDoesWithoutThem) {
   EXPECT_EQ(grammar.warnings[0].where.line, 2u);
   EXPECT_EQ(grammar.warnings[0].where.column, 1u);
   EXPECT_NE(grammar.warnings[0].message.find("rule 'loop' can never finish"), std::string::npos);
-  auto g = CompiledGrammar::compile(std::move(grammar));
+  auto g = GrammarAutomaton::compile(std::move(grammar));
   EXPECT_EQ(g->grammar().warnings.size(), 1u);  // validated again, not warned twice
   EXPECT_TRUE(matches(g, "a"));
   EXPECT_FALSE(matches(g, "b"));
   auto vocab = small_vocab({"a", "b", "bb"});
-  GrammarMatcher m(g, vocab);
+  EarleyMatcher m(g, vocab);
   std::vector<uint32_t> mask(vocab->bitmask_words());
   m.fill_next_token_bitmask(mask);
   EXPECT_EQ(mask[0], 0b0010u);  // only "a"

@@ -12,8 +12,8 @@
 namespace lockstep {
 namespace {
 
-std::shared_ptr<const CompiledGrammar> compile(const std::string& gbnf) {
-  return CompiledGrammar::compile(parse_gbnf(gbnf));
+std::shared_ptr<const GrammarAutomaton> compile(const std::string& gbnf) {
+  return GrammarAutomaton::compile(parse_gbnf(gbnf));
 }
 
 std::shared_ptr<const Vocabulary> small_vocab(std::vector<std::string> tokens) {
@@ -47,7 +47,7 @@ TEST(MaskCache, ClassifiesAcceptedUncertainRejected) {
   // Tokens that start right after a completion ("," "]") belong to the parent's items.
   CompileLimits no_inlining;
   no_inlining.inline_rules = false;  // keep `item` a rule of its own
-  auto g = CompiledGrammar::compile(
+  auto g = GrammarAutomaton::compile(
       parse_gbnf("root ::= \"[\" item (\",\" item)* \"]\"\nitem ::= \"a\" \"b\"?"), no_inlining);
   auto vocab = small_vocab({"b", ",", "x", "b,", ",a", "]"});
   TokenMaskCache cache(g, vocab);
@@ -79,7 +79,7 @@ TEST(MaskCache, ConcurrentMatchersShareOneCache) {
   std::vector<std::vector<uint32_t>> results(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
-      GrammarMatcher m(cache);
+      EarleyMatcher m(cache);
       std::vector<uint32_t> mask(vocab->bitmask_words());
       for (const char* piece : {"{", "\"a\"", "\":", " ", "[", "1"}) {
         m.fill_next_token_bitmask(mask);
@@ -108,14 +108,14 @@ Grammar calls_in_order(bool a_first) {
   return g;
 }
 
-TEST(GrammarCompiler, CachedRuleAutomataAreRenamedToTheGrammarsRules) {
+TEST(AutomatonBuilder, CachedRuleAutomataAreRenamedToTheGrammarsRules) {
   // Both grammars give `root` the same shape (callees numbered by first appearance: a, then
   // b), so the second compilation takes the first one's automaton from the process-wide
   // cache, where a and b have swapped indices: its rule edges must be renamed and sorted.
   CompileLimits no_inlining;
   no_inlining.inline_rules = false;
   for (const bool a_first : {true, false}) {
-    const auto g = CompiledGrammar::compile(calls_in_order(a_first), no_inlining);
+    const auto g = GrammarAutomaton::compile(calls_in_order(a_first), no_inlining);
     for (uint32_t s = 0; s < g->num_states(); ++s) {
       const auto edges = g->rule_edges(s);
       for (size_t k = 1; k < edges.size(); ++k) EXPECT_LT(edges[k - 1].rule, edges[k].rule) << "state " << s;
@@ -130,22 +130,22 @@ TEST(GrammarCompiler, CachedRuleAutomataAreRenamedToTheGrammarsRules) {
 
 TEST(Matcher, JumpForwardReturnsTheForcedBytes) {
   auto vocab = small_vocab({"a"});
-  GrammarMatcher m(compile("root ::= \"{\\\"name\\\": \" [a-z]+ \"}\""), vocab);
+  EarleyMatcher m(compile("root ::= \"{\\\"name\\\": \" [a-z]+ \"}\""), vocab);
   EXPECT_EQ(m.jump_forward_bytes(), "{\"name\": ");
   EXPECT_EQ(m.num_steps(), 0u);  // the state is unchanged
   ASSERT_TRUE(m.accept_bytes("{\"name\": abc"));
   EXPECT_EQ(m.jump_forward_bytes(), "");
-  GrammarMatcher h(compile("root ::= \"hello world\" | \"hello there\" | \"help\""), vocab);
+  EarleyMatcher h(compile("root ::= \"hello world\" | \"hello there\" | \"help\""), vocab);
   EXPECT_EQ(h.jump_forward_bytes(), "hel");
   ASSERT_TRUE(h.accept_bytes("hell"));
   EXPECT_EQ(h.jump_forward_bytes(), "o ");
   // Where the output may end, nothing is forced.
-  GrammarMatcher opt(compile("root ::= \"ab\" \"cd\"?"), vocab);
+  EarleyMatcher opt(compile("root ::= \"ab\" \"cd\"?"), vocab);
   ASSERT_TRUE(opt.accept_bytes("ab"));
   EXPECT_EQ(opt.jump_forward_bytes(), "");
   EXPECT_EQ(opt.jump_forward_bytes(3), "");
   // Multi-byte characters are forced byte by byte.
-  GrammarMatcher utf(compile("root ::= \"é\" [0-9]"), vocab);
+  EarleyMatcher utf(compile("root ::= \"é\" [0-9]"), vocab);
   EXPECT_EQ(utf.jump_forward_bytes(), "\xC3\xA9");
 }
 
@@ -153,20 +153,20 @@ TEST(Matcher, BatchFillEqualsOneByOne) {
   auto g = compile(test_data::read_file(test_data::shared("grammars/llama.cpp/arithmetic.gbnf")));
   auto vocab = small_vocab({"a", "b1", "=", " ", "\n", "(", ")", "+", "7", "x_"});
   auto cache = std::make_shared<TokenMaskCache>(g, vocab);
-  std::vector<GrammarMatcher> ms;
+  std::vector<EarleyMatcher> ms;
   const char* prefixes[] = {"", "a", "a=", "a= (", "b1+7= ", "x=1\n", "(q", "zz"};
   for (const char* p : prefixes) {
     ms.emplace_back(cache);
     ASSERT_TRUE(ms.back().accept_bytes(p) || std::string(p).empty()) << p;
   }
-  std::vector<GrammarMatcher*> ptrs;
+  std::vector<EarleyMatcher*> ptrs;
   for (auto& m : ms) ptrs.push_back(&m);
   const size_t stride = vocab->bitmask_words() + 3;
   std::vector<uint32_t> batch(ptrs.size() * stride, 0xDEADBEEF);
   fill_next_token_bitmasks(ptrs, batch, stride, 2);
   for (size_t i = 0; i < ms.size(); ++i) {
     std::vector<uint32_t> one(stride);
-    GrammarMatcher copy = ms[i].fork();
+    EarleyMatcher copy = ms[i].fork();
     copy.fill_next_token_bitmask(one);
     EXPECT_EQ(std::vector<uint32_t>(batch.begin() + i * stride, batch.begin() + (i + 1) * stride), one) << prefixes[i];
   }
@@ -183,7 +183,7 @@ TEST(Matcher, XGrammarEbnfCasesInGbnfSyntax) {
       ++custom_root;  // these use a start rule other than `root`, not recorded in the data
       continue;
     }
-    std::shared_ptr<const CompiledGrammar> g;
+    std::shared_ptr<const GrammarAutomaton> g;
     try {
       g = compile(c["grammar"].get<std::string>());
     } catch (const GrammarError&) {
@@ -217,7 +217,7 @@ TEST(Pathological, ManyOptionalsAreLinear) {
   std::string g = "root ::=";
   for (int i = 0; i < 50; ++i) g += " \"a\"?";
   auto vocab = small_vocab({"a", "aa", "aaaa", "b"});
-  GrammarMatcher m(compile(g), vocab);
+  EarleyMatcher m(compile(g), vocab);
   std::vector<uint32_t> mask(vocab->bitmask_words());
   for (int i = 0; i < 12; ++i) {
     m.fill_next_token_bitmask(mask);
@@ -246,10 +246,10 @@ TEST(Pathological, DeepNestingIsAClearError) {
 TEST(Pathological, TenThousandAlternatives) {
   std::string g = "root ::= ";
   for (int i = 0; i < 10000; ++i) g += (i ? " | \"w" : "\"w") + std::to_string(i) + "\"";
-  std::shared_ptr<const CompiledGrammar> cg;
+  std::shared_ptr<const GrammarAutomaton> cg;
   EXPECT_LT(seconds([&] { cg = compile(g); }), 30.0);
   auto vocab = small_vocab({"w", "w1", "w99", "w10000", "9", "0"});
-  GrammarMatcher m(cg, vocab);
+  EarleyMatcher m(cg, vocab);
   std::vector<uint32_t> mask(vocab->bitmask_words());
   m.fill_next_token_bitmask(mask);
   EXPECT_EQ(mask[0], 0b0001110u);  // "w", "w1", "w99"; not "w10000"
@@ -269,7 +269,7 @@ TEST(Pathological, AutomatonLimitsAreClearErrors) {
   CompileLimits tight;
   tight.max_total_states = 100;
   try {
-    CompiledGrammar::compile(parse_gbnf("root ::= [a-z]{200}"), tight);
+    GrammarAutomaton::compile(parse_gbnf("root ::= [a-z]{200}"), tight);
     ADD_FAILURE();
   } catch (const LimitError& e) {
     EXPECT_EQ(e.limit(), "grammar_automaton_states") << e.what();

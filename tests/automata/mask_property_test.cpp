@@ -15,7 +15,7 @@ namespace lockstep {
 namespace {
 
 // A parser fed the accepted history, then each token's bytes (and rolled back).
-std::vector<uint32_t> brute_force_mask(const CompiledGrammar& g, const Vocabulary& v,
+std::vector<uint32_t> brute_force_mask(const GrammarAutomaton& g, const Vocabulary& v,
                                        const std::string& history, bool terminated) {
   std::vector<uint32_t> mask(v.bitmask_words(), 0);
   if (terminated) return mask;
@@ -41,11 +41,11 @@ std::vector<uint32_t> brute_force_mask(const CompiledGrammar& g, const Vocabular
 // force; the number of masks checked.
 // With `cache`, the walk shares it (and its configuration masks) with earlier walks; with
 // !rollbacks it only moves forward (to reach deep into long strings).
-size_t check_random_walk(const std::shared_ptr<const CompiledGrammar>& g, const std::shared_ptr<const Vocabulary>& vocab,
+size_t check_random_walk(const std::shared_ptr<const GrammarAutomaton>& g, const std::shared_ptr<const Vocabulary>& vocab,
                          std::mt19937& rng, int max_steps, std::shared_ptr<TokenMaskCache> cache = nullptr,
                          bool rollbacks = true) {
   if (!cache) cache = std::make_shared<TokenMaskCache>(g, vocab);
-  GrammarMatcher m(cache);
+  EarleyMatcher m(cache);
   std::vector<uint32_t> mask(vocab->bitmask_words());
   std::vector<std::string> steps;  // bytes of each accepted step
   size_t masks = 0;
@@ -82,7 +82,7 @@ TEST_P(MaskProperty, FastMaskEqualsBruteForceAlongRandomWalks) {
   size_t masks = 0;
   for (const auto& path : test_data::llama_cpp_grammar_files()) {
     SCOPED_TRACE(path.filename().string());
-    masks += check_random_walk(CompiledGrammar::compile(parse_gbnf(test_data::read_file(path))), vocab, rng, 24);
+    masks += check_random_walk(GrammarAutomaton::compile(parse_gbnf(test_data::read_file(path))), vocab, rng, 24);
   }
   RecordProperty("masks", static_cast<int>(masks));
   std::printf("[ property ] %s: %zu masks equal to brute force\n", GetParam().c_str(), masks);
@@ -110,7 +110,7 @@ TEST(MaskPropertySchemas, FastMaskEqualsBruteForceOnLlama3) {
     JsonSchemaOptions o;
     o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
     o.max_whitespace = 2;
-    const auto g = CompiledGrammar::compile(compile_json_schema(nlohmann::ordered_json::parse(text), o).grammar);
+    const auto g = GrammarAutomaton::compile(compile_json_schema(nlohmann::ordered_json::parse(text), o).grammar);
     for (int walk = 0; walk < 3; ++walk) masks += check_random_walk(g, vocab, rng, 12);
   }
   std::printf("[ property ] schemas on llama3: %zu masks equal to brute force\n", masks);
@@ -127,7 +127,7 @@ TEST(MaskPropertySchemas, LongStringBlocksEqualBruteForceOnLlama3) {
   std::mt19937 rng(4242);
   JsonSchemaOptions o;
   o.max_whitespace = 2;
-  const auto g = CompiledGrammar::compile(
+  const auto g = GrammarAutomaton::compile(
       compile_json_schema(nlohmann::ordered_json::parse(R"({"type":"string","minLength":130,"maxLength":300})"), o).grammar);
   auto cache = std::make_shared<TokenMaskCache>(g, vocab);
   size_t masks = 0;
@@ -139,9 +139,9 @@ TEST(MaskPropertySchemas, LongStringBlocksEqualBruteForceOnLlama3) {
 // A walk writing `text`: each token drawn among the allowed ones that spell a prefix of what
 // is left (so the text is cut in many ways), every mask checked against brute force. The
 // number of masks checked; the text must be written whole.
-size_t check_spelled_walk(const std::shared_ptr<const CompiledGrammar>& g, const std::shared_ptr<const Vocabulary>& vocab,
+size_t check_spelled_walk(const std::shared_ptr<const GrammarAutomaton>& g, const std::shared_ptr<const Vocabulary>& vocab,
                           std::mt19937& rng, const std::string& text, const std::shared_ptr<TokenMaskCache>& cache) {
-  GrammarMatcher m(cache);
+  EarleyMatcher m(cache);
   std::vector<uint32_t> mask(vocab->bitmask_words());
   size_t at = 0, masks = 0;
   while (at < text.size()) {
@@ -194,7 +194,7 @@ void check_surrogate_pair_masks(const std::shared_ptr<const Vocabulary>& vocab, 
     SCOPED_TRACE(c.schema);
     JsonSchemaOptions o;
     o.whitespace = JsonSchemaOptions::Whitespace::kCompact;
-    const auto g = CompiledGrammar::compile(compile_json_schema(nlohmann::ordered_json::parse(c.schema), o).grammar);
+    const auto g = GrammarAutomaton::compile(compile_json_schema(nlohmann::ordered_json::parse(c.schema), o).grammar);
     auto cache = std::make_shared<TokenMaskCache>(g, vocab);
     for (int walk = 0; walk < spellings; ++walk) masks += check_spelled_walk(g, vocab, rng, c.text, cache);
     for (int walk = 0; walk < 3; ++walk) masks += check_random_walk(g, vocab, rng, 12);

@@ -12,11 +12,11 @@
 namespace lockstep {
 namespace {
 
-std::shared_ptr<const CompiledGrammar> compile(const std::string& gbnf) {
-  return CompiledGrammar::compile(parse_gbnf(gbnf));
+std::shared_ptr<const GrammarAutomaton> compile(const std::string& gbnf) {
+  return GrammarAutomaton::compile(parse_gbnf(gbnf));
 }
 
-bool accepts(const CompiledGrammar& g, std::string_view text) {
+bool accepts(const GrammarAutomaton& g, std::string_view text) {
   EarleyParser p(g);
   return p.advance(text) && p.accepting();
 }
@@ -76,7 +76,7 @@ TEST(Matcher, TokensMaySplitCodePoints) {
   auto vocab = std::make_shared<Vocabulary>(
       std::vector<std::string>{"\xC3", "\xA9", "\xC3\xA9", "e"},
       std::vector<TokenKind>(4, TokenKind::kText), std::vector<int32_t>{});
-  GrammarMatcher m(compile("root ::= [é]+"), vocab);
+  EarleyMatcher m(compile("root ::= [é]+"), vocab);
   EXPECT_FALSE(m.accept_token(3));
   EXPECT_TRUE(m.accept_token(0));
   EXPECT_FALSE(m.is_accepting());
@@ -95,7 +95,7 @@ TEST(Matcher, EndOfGenerationOnlyWhenAccepting) {
       std::vector<TokenKind>{TokenKind::kControl, TokenKind::kText, TokenKind::kText,
                              TokenKind::kControl},
       std::vector<int32_t>{0});
-  GrammarMatcher m(compile("root ::= \"a\"+ \"b\"?"), vocab);
+  EarleyMatcher m(compile("root ::= \"a\"+ \"b\"?"), vocab);
   std::vector<uint32_t> mask(vocab->bitmask_words());
   m.fill_next_token_bitmask(mask);
   EXPECT_EQ(mask[0], 0b0010u);  // only "a"
@@ -131,7 +131,7 @@ TEST(Matcher, SequencesOfOneCacheShareConfigurationMasks) {
   auto cache = std::make_shared<TokenMaskCache>(g, vocab);
   const int32_t doc[] = {1, 5, 4, 7, 2, 2};  // [12,[1]]
   std::vector<std::vector<uint32_t>> first_masks;
-  GrammarMatcher a(cache);
+  EarleyMatcher a(cache);
   std::vector<uint32_t> mask(vocab->bitmask_words());
   for (const int32_t id : doc) {
     a.fill_next_token_bitmask(mask);
@@ -139,8 +139,8 @@ TEST(Matcher, SequencesOfOneCacheShareConfigurationMasks) {
     ASSERT_TRUE(a.accept_token(id));
   }
   EXPECT_EQ(a.counters().configuration_hits, 0u);
-  GrammarMatcher b(cache);
-  GrammarMatcher alone(g, vocab);  // a private cache: computes every mask itself
+  EarleyMatcher b(cache);
+  EarleyMatcher alone(g, vocab);  // a private cache: computes every mask itself
   alone.set_configuration_cache(false);
   for (size_t i = 0; i < std::size(doc); ++i) {
     b.fill_next_token_bitmask(mask);
@@ -164,7 +164,7 @@ TEST(Matcher, ItemsImpliedThroughNullableRulesTakeNoMaskOfTheirOwn) {
       std::vector<int32_t>{0});
   const auto g = compile("root ::= \"{\" ws \"}\"\nws ::= (\" \" ws)?");  // recursive: ws stays a rule
   auto cache = std::make_shared<TokenMaskCache>(g, vocab);
-  GrammarMatcher m(cache);
+  EarleyMatcher m(cache);
   std::vector<uint32_t> mask(vocab->bitmask_words());
   m.fill_next_token_bitmask(mask);
   EXPECT_EQ(mask[0], 0b010010u);  // "{", "{ "
@@ -178,11 +178,11 @@ TEST(Matcher, ItemsImpliedThroughNullableRulesTakeNoMaskOfTheirOwn) {
 }
 
 // Every token's bytes fed to a fresh copy of the matcher: the definition of the mask.
-std::vector<uint32_t> brute_force_mask(const GrammarMatcher& m) {
+std::vector<uint32_t> brute_force_mask(const EarleyMatcher& m) {
   const Vocabulary& v = m.vocabulary();
   std::vector<uint32_t> mask(v.bitmask_words(), 0);
   for (size_t id = 0; id < v.size(); ++id) {
-    GrammarMatcher copy = m.fork();
+    EarleyMatcher copy = m.fork();
     if (copy.accept_token(static_cast<int32_t>(id))) mask[id / 32] |= 1u << (id % 32);
   }
   return mask;
@@ -209,7 +209,7 @@ pair ::= "\"" [aé]* "\"" " "? ":"? [0-9]+)",
       "root ::= (\"a\" | \"ab\" | \"b\" root)* \"}\"",
       "root ::= [^a]{2,5} \"a\"",
       // Recursive nullable rules stay rules: items after an empty `ws` are implied by the
-      // items before it (GrammarMatcher::prune_implied).
+      // items before it (EarleyMatcher::prune_implied).
       R"(root ::= "{" ws (pair ws ("," ws pair ws)*)? "}"
 ws ::= (" " ws)?
 pair ::= "\"" [aé]* "\"" ws ":" ws [0-9]+)",
@@ -217,7 +217,7 @@ pair ::= "\"" [aé]* "\"" ws ":" ws [0-9]+)",
   std::mt19937 rng(7);
   for (const char* text : grammars) {
     SCOPED_TRACE(text);
-    GrammarMatcher m(compile(text), vocab);
+    EarleyMatcher m(compile(text), vocab);
     std::vector<uint32_t> mask(vocab->bitmask_words());
     for (int walk = 0; walk < 5; ++walk) {
       m.reset();

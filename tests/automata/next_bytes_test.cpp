@@ -12,7 +12,7 @@
 namespace lockstep {
 namespace {
 
-using ByteSet = CompiledGrammar::ByteSet;
+using ByteSet = GrammarAutomaton::ByteSet;
 
 bool has(const ByteSet& s, unsigned b) { return (s[b >> 6] >> (b & 63)) & 1; }
 
@@ -26,7 +26,7 @@ ByteSet set_of(std::initializer_list<std::pair<unsigned, unsigned>> ranges) {
 
 // Random walks through `g`: at every step next_bytes agrees with advance() on all 256 bytes.
 // Returns the number of steps checked.
-size_t expect_agreement_on_walks(const CompiledGrammar& g, const std::string& name) {
+size_t expect_agreement_on_walks(const GrammarAutomaton& g, const std::string& name) {
   size_t steps = 0;
   std::mt19937 rng(7);
   for (int walk = 0; walk < 4; ++walk) {
@@ -53,9 +53,9 @@ size_t expect_agreement_on_walks(const CompiledGrammar& g, const std::string& na
 TEST(NextBytes, AreTheBytesTheParserAcceptsOnGbnfGrammars) {
   size_t steps = 0;
   for (const auto& path : test_data::llama_cpp_grammar_files()) {
-    std::shared_ptr<const CompiledGrammar> g;
+    std::shared_ptr<const GrammarAutomaton> g;
     try {
-      g = CompiledGrammar::compile(parse_gbnf(test_data::read_file(path)));
+      g = GrammarAutomaton::compile(parse_gbnf(test_data::read_file(path)));
     } catch (const GrammarError&) {
       continue;  // grammars with features lockstep rejects are tested elsewhere
     }
@@ -71,9 +71,9 @@ TEST(NextBytes, AreTheBytesTheParserAcceptsOnSchemaGrammars) {
   for (auto order : {JsonSchemaOptions::PropertyOrder::kAny, JsonSchemaOptions::PropertyOrder::kSchema}) {
     JsonSchemaOptions o;
     o.property_order = order;
-    steps += expect_agreement_on_walks(*CompiledGrammar::compile(compile_json_schema(event, o).grammar), "event.json");
+    steps += expect_agreement_on_walks(*GrammarAutomaton::compile(compile_json_schema(event, o).grammar), "event.json");
   }
-  steps += expect_agreement_on_walks(*CompiledGrammar::compile(json_value_grammar()), "any JSON value");
+  steps += expect_agreement_on_walks(*GrammarAutomaton::compile(json_value_grammar()), "any JSON value");
   EXPECT_GT(steps, 300u);
 }
 

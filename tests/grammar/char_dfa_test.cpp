@@ -100,7 +100,7 @@ TEST(CharDfa, ShortcutsGiveThePartitionRefinementResult) {
 bool json_body_matches(const CharDfa& dfa, const std::string& body) {
   Grammar g;
   g.root = g.add_rule("root", automaton_expr(std::make_shared<CharDfa>(dfa), true));
-  auto cg = CompiledGrammar::compile(g);
+  auto cg = GrammarAutomaton::compile(g);
   EarleyParser p(*cg);
   return p.advance(body) && p.accepting();
 }

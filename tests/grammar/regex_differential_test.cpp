@@ -54,7 +54,7 @@ Corpus load_corpus() {
 
 // A random string of the automaton's language: random next bytes, stopping at random once
 // the parse accepts. Empty optional when no accepting string was reached within the cap.
-std::optional<std::string> draw(const CompiledGrammar& g, std::mt19937& rng) {
+std::optional<std::string> draw(const GrammarAutomaton& g, std::mt19937& rng) {
   EarleyParser p(g);
   std::string out;
   for (size_t steps = 0; steps < 4000; ++steps) {
@@ -114,9 +114,9 @@ TEST(RegexDifferential, AgreesWithRe2) {
     re2::RE2 re(pattern, opt);
     if (!re.ok()) continue;
     ++re2_ok;
-    std::shared_ptr<const CompiledGrammar> g;
+    std::shared_ptr<const GrammarAutomaton> g;
     try {
-      g = CompiledGrammar::compile(parse_regex(pattern));
+      g = GrammarAutomaton::compile(parse_regex(pattern));
     } catch (const GrammarError& e) {
       std::string why = e.message();
       out_of_dialect[why.substr(0, why.find_first_of("'(\\"))]++;

@@ -9,7 +9,7 @@ namespace lockstep {
 namespace {
 
 bool full_match(const std::string& pattern, const std::string& text, RegexOptions opt = {}) {
-  auto g = CompiledGrammar::compile(parse_regex(pattern, opt));
+  auto g = GrammarAutomaton::compile(parse_regex(pattern, opt));
   EarleyParser p(*g);
   return p.advance(text) && p.accepting();
 }
@@ -83,7 +83,7 @@ TEST(Regex, ASearchOverManyAlternativesStaysSmall) {
   pattern += "|^9|0$|^42$";
   RegexOptions search;
   search.search = true;
-  const auto g = CompiledGrammar::compile(parse_regex(pattern, search));
+  const auto g = GrammarAutomaton::compile(parse_regex(pattern, search));
   EXPECT_LT(g->num_states(), 200u);
   for (const auto& [text, match] : std::vector<std::pair<std::string, bool>>{
            {"--x--", true}, {"123", false}, {"9--", true}, {"--9", false}, {"--0", true}, {"0--", false},
@@ -137,11 +137,11 @@ TEST(Regex, MalformedPatternsNameThePosition) {
 }
 
 TEST(Regex, LargeBoundedRepetitionsCompileInBoundedTime) {
-  auto digits = CompiledGrammar::compile(parse_regex(R"(\d{1,1000})"));
+  auto digits = GrammarAutomaton::compile(parse_regex(R"(\d{1,1000})"));
   EarleyParser p(*digits);
   EXPECT_TRUE(p.advance(std::string(1000, '7')) && p.accepting());
   EXPECT_FALSE(p.advance('7'));
-  auto any = CompiledGrammar::compile(parse_regex(".{0,5000}"));
+  auto any = GrammarAutomaton::compile(parse_regex(".{0,5000}"));
   EXPECT_LT(any->num_states(), 20u * 5001);  // one position = a state plus its UTF-8 continuations
   EarleyParser q(*any);
   std::string text;

@@ -9,7 +9,7 @@ namespace lockstep {
 namespace {
 
 bool accepts(const Grammar& g, const std::string& text) {
-  const auto c = CompiledGrammar::compile(g);
+  const auto c = GrammarAutomaton::compile(g);
   EarleyParser p(*c);
   return p.advance(text) && p.accepting();
 }

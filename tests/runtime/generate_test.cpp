@@ -17,12 +17,12 @@ const LoadedModel& model() {
   return m;
 }
 
-std::shared_ptr<const CompiledGrammar> grammar(const std::string& name) {
-  return CompiledGrammar::compile(
+std::shared_ptr<const GrammarAutomaton> grammar(const std::string& name) {
+  return GrammarAutomaton::compile(
       parse_gbnf(test_data::read_file(test_data::shared("grammars/llama.cpp/" + name))));
 }
 
-GenerateResult run(const std::shared_ptr<const CompiledGrammar>& g, uint64_t seed, int32_t max_tokens = 256,
+GenerateResult run(const std::shared_ptr<const GrammarAutomaton>& g, uint64_t seed, int32_t max_tokens = 256,
                    bool jump_forward = true) {
   GenerateOptions opt;
   opt.prompt = "Once upon a time";
@@ -36,7 +36,7 @@ GenerateResult run(const std::shared_ptr<const CompiledGrammar>& g, uint64_t see
 
 // Length-aware closing: the output is complete — it ends with end of generation within the
 // budget, and a fresh parser fed the text byte by byte accepts it.
-void expect_complete(const CompiledGrammar& g, const GenerateResult& r, int32_t max_tokens) {
+void expect_complete(const GrammarAutomaton& g, const GenerateResult& r, int32_t max_tokens) {
   EXPECT_TRUE(r.complete) << r.text;
   EXPECT_EQ(r.stop, StopReason::kEndOfGeneration) << r.text;
   ASSERT_FALSE(r.tokens.empty());
@@ -79,7 +79,7 @@ TEST(Generate, RegexOutputsAreFullMatchesForRe2) {
   const char* patterns[] = {R"([a-z]+@[a-z]+\.[a-z]{2,})", R"(\d*\.\d*)", R"(^.*@.*\..*$)",
                             R"([0-9]{3}-[0-9]{3}-[0-9]{4})"};
   for (const char* pattern : patterns) {
-    const auto g = CompiledGrammar::compile(parse_regex(pattern));
+    const auto g = GrammarAutomaton::compile(parse_regex(pattern));
     const re2::RE2 re(pattern);
     ASSERT_TRUE(re.ok());
     for (uint64_t seed = 1; seed <= 20; ++seed) {
@@ -93,8 +93,8 @@ TEST(Generate, RegexOutputsAreFullMatchesForRe2) {
 
 TEST(Generate, ABudgetBelowTheGrammarsMinimumFailsBeforeGenerating) {
   // Ten letters take at least four of the bundled model's tokens, plus end of generation.
-  const auto g = CompiledGrammar::compile(parse_regex("[a-z]{10}"));
-  GrammarMatcher m(std::make_shared<TokenMaskCache>(g, model().tokenizer->shared_vocabulary()));
+  const auto g = GrammarAutomaton::compile(parse_regex("[a-z]{10}"));
+  EarleyMatcher m(std::make_shared<TokenMaskCache>(g, model().tokenizer->shared_vocabulary()));
   const size_t minimum = m.min_tokens_to_accept() + 1;
   ASSERT_GT(minimum, 2u);
   try {
@@ -111,7 +111,7 @@ TEST(Generate, ABudgetBelowTheGrammarsMinimumFailsBeforeGenerating) {
 
 // Jump-forward changes how forced text is produced, never what is accepted.
 TEST(Generate, WithAndWithoutJumpForwardOutputsAreSentencesOfTheSameGrammar) {
-  const auto g = CompiledGrammar::compile(parse_gbnf(
+  const auto g = GrammarAutomaton::compile(parse_gbnf(
       "root ::= \"{\\\"name\\\": \\\"\" [a-z ]{1,12} \"\\\", \\\"size\\\": \" [0-9]{1,3} \"}\""));
   int32_t forced = 0, total = 0;
   for (uint64_t seed = 1; seed <= 10; ++seed) {

@@ -16,13 +16,13 @@
 namespace lockstep {
 namespace {
 
-std::shared_ptr<const CompiledGrammar> travel_tools(JsonSchemaOptions::Whitespace ws) {
+std::shared_ptr<const GrammarAutomaton> travel_tools(JsonSchemaOptions::Whitespace ws) {
   const auto doc = nlohmann::ordered_json::parse(
       test_data::read_file(std::filesystem::path(LOCKSTEP_SOURCE_DIR) / "examples/tools/travel.json"));
   JsonSchemaOptions o;
   o.whitespace = ws;
   o.max_whitespace = 2;
-  return CompiledGrammar::compile(compile_tool_calls(parse_tool_definitions(doc), o).grammar);
+  return GrammarAutomaton::compile(compile_tool_calls(parse_tool_definitions(doc), o).grammar);
 }
 
 struct WalkStats {
@@ -34,7 +34,7 @@ struct WalkStats {
 void walk(const Tokenizer& tok, const std::shared_ptr<TokenMaskCache>& cache, bool jump, std::mt19937& rng,
           WalkStats& stats) {
   const Vocabulary& v = tok.vocabulary();
-  GrammarMatcher m(cache);
+  EarleyMatcher m(cache);
   m.set_max_tokens(m.min_tokens_to_accept() + m.eog_tokens() + 40);
   std::vector<int32_t> out;
   std::vector<uint32_t> mask(v.bitmask_words());

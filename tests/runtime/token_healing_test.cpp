@@ -57,7 +57,7 @@ const LoadedModel& llama2_vocab_model() {
   return m;
 }
 
-GenerateResult run(bool healing, std::shared_ptr<const CompiledGrammar> grammar, int32_t favoured,
+GenerateResult run(bool healing, std::shared_ptr<const GrammarAutomaton> grammar, int32_t favoured,
                    const std::string& prompt = "The url is http") {
   GenerateOptions o;
   o.prompt = prompt;
@@ -108,13 +108,13 @@ TEST(TokenHealing, TheGrammarConstrainsWhatFollowsTheHealedBytes) {
   const Tokenizer& tok = *llama2_vocab_model().tokenizer;
   const int32_t https = tok.encode_continuation(" https")[0];
   // "s://…" continues the regex: the boundary-crossing token is allowed.
-  const auto url = CompiledGrammar::compile(parse_regex(R"(s://[a-z]{2,8}\.com)"));
+  const auto url = GrammarAutomaton::compile(parse_regex(R"(s://[a-z]{2,8}\.com)"));
   const GenerateResult r = run(true, url, https);
   ASSERT_FALSE(r.tokens.empty());
   EXPECT_EQ(r.tokens[0], https);
   // Digits do not: " https" is not allowed however much the model wants it, and the output
   // (after the re-spelled " http") is still a full match.
-  const auto digits = CompiledGrammar::compile(parse_regex("[0-9]{1,3}"));
+  const auto digits = GrammarAutomaton::compile(parse_regex("[0-9]{1,3}"));
   const GenerateResult d = run(true, digits, https);
   ASSERT_FALSE(d.tokens.empty());
   EXPECT_NE(d.tokens[0], https);

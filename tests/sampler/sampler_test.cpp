@@ -133,7 +133,7 @@ TEST(Sampler, PenaltiesRollBackExactly) {
 TEST(Sampler, ChainRollbackMovesTheGrammarBack) {
   auto vocab = std::make_shared<Vocabulary>(std::vector<std::string>{"a", "b", "c"},
                                             std::vector<TokenKind>(3, TokenKind::kText), std::vector<int32_t>{});
-  GrammarMatcher m(CompiledGrammar::compile(parse_gbnf("root ::= \"a\" [bc]*")), vocab);
+  EarleyMatcher m(GrammarAutomaton::compile(parse_gbnf("root ::= \"a\" [bc]*")), vocab);
   SamplerChain chain = make_sampler_chain(SamplerParams{}, &m);
   chain.accept(0);
   chain.accept(1);
@@ -195,7 +195,7 @@ TEST(Sampler, ChainOrderAndGreedyAtTemperatureZero) {
   SamplerParams full;
   full.logit_bias = {{1, 1.0f}};
   full.repeat_penalty = 1.1f;
-  GrammarMatcher* no_matcher = nullptr;
+  EarleyMatcher* no_matcher = nullptr;
   SamplerChain all = make_sampler_chain(full, no_matcher);
   const char* expected[] = {"logit-bias", "penalties", "temperature", "top-k", "top-p", "min-p", "draw"};
   ASSERT_EQ(all.size(), 7u);
@@ -206,7 +206,7 @@ TEST(Sampler, GrammarMaskComesBeforeTemperatureAndTopK) {
   auto vocab = std::make_shared<Vocabulary>(
       std::vector<std::string>{"a", "b", "c", "d", "e", "f"},
       std::vector<TokenKind>(6, TokenKind::kText), std::vector<int32_t>{});
-  GrammarMatcher m(CompiledGrammar::compile(parse_gbnf("root ::= [ef] [a-f]*")), vocab);
+  EarleyMatcher m(GrammarAutomaton::compile(parse_gbnf("root ::= [ef] [a-f]*")), vocab);
   SamplerParams params;
   params.top_k = 1;
   params.seed = 3;

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "automata/earley.h"
 #include "schemas/json_schema.h"
 
@@ -15,7 +15,7 @@ namespace lockstep::schema_test {
 
 struct CompiledSchemaGrammar {
   CompiledSchema schema;
-  std::shared_ptr<const CompiledGrammar> grammar;
+  std::shared_ptr<const GrammarAutomaton> grammar;
 
   bool accepts(const std::string& text) const {
     EarleyParser p(*grammar);
@@ -31,7 +31,7 @@ struct CompiledSchemaGrammar {
 
 inline CompiledSchemaGrammar compile_schema(const std::string& schema, JsonSchemaOptions options = {}) {
   CompiledSchemaGrammar c{compile_json_schema(nlohmann::ordered_json::parse(schema), options), nullptr};
-  c.grammar = CompiledGrammar::compile(c.schema.grammar);
+  c.grammar = GrammarAutomaton::compile(c.schema.grammar);
   return c;
 }
 

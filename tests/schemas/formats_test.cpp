@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "automata/earley.h"
 #include "schemas/formats.h"
 #include "schemas/json_schema.h"
@@ -90,7 +90,7 @@ TEST(Formats, UriTemplateIsEnforcedInSchemas) {
   const auto schema = nlohmann::ordered_json::parse(R"({"type":"string","format":"uri-template"})");
   const CompiledSchema compiled = compile_json_schema(schema);
   EXPECT_TRUE(compiled.warnings.empty());
-  const auto grammar = CompiledGrammar::compile(compiled.grammar);
+  const auto grammar = GrammarAutomaton::compile(compiled.grammar);
   auto accepts = [&](const std::string& text) {
     EarleyParser p(*grammar);
     return p.advance(text) && p.accepting();

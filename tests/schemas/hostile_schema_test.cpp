@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "grammar/limits.h"
 #include "schemas/json_document.h"
 #include "schemas/tool_calls.h"
@@ -26,7 +26,7 @@ using ScopedLimits = ScopedEngineLimits;
 std::string outcome(const ojson& schema, JsonSchemaOptions options = {}) {
   try {
     const CompiledSchema c = compile_json_schema(schema, options);
-    CompiledGrammar::compile(c.grammar);
+    GrammarAutomaton::compile(c.grammar);
     return "compiled";
   } catch (const LimitError& e) {
     return e.limit();

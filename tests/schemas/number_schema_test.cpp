@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "automata/earley.h"
 #include "schemas/json_schema.h"
 #include "schemas/tool_calls.h"
@@ -104,18 +104,18 @@ TEST(NumberSchema, CanonicalNumbersAreWhatSerializersWrite) {
   // Any JSON value and tool-call arguments.
   JsonSchemaOptions options;
   options.canonical_numbers = true;
-  const auto any = CompiledGrammar::compile(json_value_grammar(options));
-  auto parse = [](const CompiledGrammar& g, const std::string& text) {
+  const auto any = GrammarAutomaton::compile(json_value_grammar(options));
+  auto parse = [](const GrammarAutomaton& g, const std::string& text) {
     EarleyParser p(g);
     return p.advance(text) && p.accepting();
   };
   EXPECT_TRUE(parse(*any, R"({"a":[1.5,2e-07]})"));
   EXPECT_FALSE(parse(*any, R"({"a":[1.50]})"));
-  EXPECT_TRUE(parse(*CompiledGrammar::compile(json_value_grammar()), R"({"a":[1.50]})"));
+  EXPECT_TRUE(parse(*GrammarAutomaton::compile(json_value_grammar()), R"({"a":[1.50]})"));
   const auto tools = parse_tool_definitions(ojson::parse(
       R"([{"name":"f","parameters":{"type":"object","properties":{"x":{"type":"number"}}}}])"));
   options.whitespace = JsonSchemaOptions::Whitespace::kCompact;
-  const auto call = CompiledGrammar::compile(compile_tool_calls(tools, options).grammar);
+  const auto call = GrammarAutomaton::compile(compile_tool_calls(tools, options).grammar);
   EXPECT_TRUE(parse(*call, R"({"name":"f","arguments":{"x":0.25}})"));
   EXPECT_FALSE(parse(*call, R"({"name":"f","arguments":{"x":0.250}})"));
 }

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "automata/earley.h"
 #include "schemas/json_schema.h"
 #include "tests/test_data.h"
@@ -50,7 +50,7 @@ bool known_hostname_limitation(const std::string& file, const std::string& group
                                      test.find("maximum overall length") != std::string::npos);
 }
 
-bool accepts(const CompiledGrammar& g, const std::string& text) {
+bool accepts(const GrammarAutomaton& g, const std::string& text) {
   EarleyParser p(g);
   return p.advance(text) && p.accepting();
 }
@@ -66,14 +66,14 @@ void run_file(const std::filesystem::path& path, const std::string& draft, bool 
     options.default_draft = draft;
     options.assert_formats = assert_formats;
     options.property_order = JsonSchemaOptions::PropertyOrder::kAny;
-    std::shared_ptr<const CompiledGrammar> grammar;
+    std::shared_ptr<const GrammarAutomaton> grammar;
     try {
       const CompiledSchema compiled = compile_json_schema(group["schema"], options);
       // A format lockstep does not know constrains nothing (a warning): out of the claim.
       bool unknown_format = false;
       for (const auto& w : compiled.warnings) unknown_format |= w.find("is not known") != std::string::npos;
       if (unknown_format) continue;
-      grammar = CompiledGrammar::compile(compiled.grammar);
+      grammar = GrammarAutomaton::compile(compiled.grammar);
     } catch (const std::exception&) {
       continue;  // not compiled in strict mode: the group is out of the claim
     }

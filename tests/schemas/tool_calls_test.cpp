@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "automata/compiled_grammar.h"
+#include "automata/grammar_automaton.h"
 #include "automata/earley.h"
 #include "schemas/tool_calls.h"
 #include "tests/test_data.h"
@@ -15,15 +15,15 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-bool accepts(const CompiledGrammar& g, const std::string& text) {
+bool accepts(const GrammarAutomaton& g, const std::string& text) {
   EarleyParser p(g);
   return p.advance(text) && p.accepting();
 }
 
-std::shared_ptr<const CompiledGrammar> compile(const ojson& document, bool parallel = false) {
+std::shared_ptr<const GrammarAutomaton> compile(const ojson& document, bool parallel = false) {
   JsonSchemaOptions options;
   options.whitespace = JsonSchemaOptions::Whitespace::kCompact;
-  return CompiledGrammar::compile(compile_tool_calls(parse_tool_definitions(document), options, parallel).grammar);
+  return GrammarAutomaton::compile(compile_tool_calls(parse_tool_definitions(document), options, parallel).grammar);
 }
 
 // The function definitions of BFCL v4: the "function" lists of the question files (one
@@ -115,7 +115,7 @@ TEST(ToolCalls, OneCallNamesAToolAndMatchesItsParameters) {
 TEST(ToolCalls, AnyPropertyOrderAcceptsTheArgumentsFirst) {
   JsonSchemaOptions options;
   options.property_order = JsonSchemaOptions::PropertyOrder::kAny;
-  const auto g = CompiledGrammar::compile(
+  const auto g = GrammarAutomaton::compile(
       compile_tool_calls(parse_tool_definitions(ojson::parse(kWeatherTools)), options).grammar);
   EXPECT_TRUE(accepts(*g, R"({"arguments": {"city": "Oslo"}, "name": "get_weather"})"));
   EXPECT_TRUE(accepts(*g, R"({"name": "get_weather", "arguments": {"unit": "c", "city": "Oslo"}})"));

@@ -1,4 +1,4 @@
-// automata/compiled_grammar.h — a grammar compiled into one byte-level automaton per rule.
+// automata/grammar_automaton.h — a grammar compiled into one byte-level automaton per rule.
 //
 // Every rule body becomes a deterministic automaton whose edges read either a byte range
 // or a whole sub-rule (a recursive transition network). States are numbered globally
@@ -35,7 +35,7 @@ struct CompileLimits {
   bool inline_rules = true;
 };
 
-class CompiledGrammar {
+class GrammarAutomaton {
  public:
   struct ByteEdge {
     uint8_t lo, hi;
@@ -48,10 +48,10 @@ class CompiledGrammar {
 
   /// Compiles `grammar` (validated first; its warnings stay in grammar().warnings). Throws
   /// GrammarError for a malformed grammar, LimitError past a limit (compile_ms included).
-  static std::shared_ptr<const CompiledGrammar> compile(const Grammar& grammar,
+  static std::shared_ptr<const GrammarAutomaton> compile(const Grammar& grammar,
                                                         const CompileLimits& limits = {});
   /// The same, keeping `grammar` (grammar() returns it) without a copy.
-  static std::shared_ptr<const CompiledGrammar> compile(Grammar&& grammar, const CompileLimits& limits = {});
+  static std::shared_ptr<const GrammarAutomaton> compile(Grammar&& grammar, const CompileLimits& limits = {});
 
   uint32_t num_states() const { return static_cast<uint32_t>(state_rule_.size()); }
   uint32_t num_rules() const { return static_cast<uint32_t>(rule_start_.size()); }
@@ -108,7 +108,7 @@ class CompiledGrammar {
   const Grammar& grammar() const { return grammar_; }
 
  private:
-  friend class GrammarCompiler;
+  friend class AutomatonBuilder;
   Grammar grammar_;
   uint32_t root_ = 0;
   std::vector<uint32_t> rule_start_;
