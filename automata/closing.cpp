@@ -5,7 +5,7 @@
 #include <functional>
 #include <queue>
 
-#include "automata/mask_cache.h"
+#include "automata/token_bitmask.h"
 
 namespace lockstep {
 
@@ -158,11 +158,6 @@ uint64_t CompletionTracker::tokens(const EarleyParser& p, const Best& b, std::st
   return tokens_of_text(out, b.bytes);
 }
 
-const ClosingData& TokenMaskCache::closing() const {
-  std::call_once(closing_once_, [this] { closing_ = std::make_unique<ClosingData>(*grammar_, *vocabulary_); });
-  return *closing_;
-}
-
 uint64_t CompletionTracker::restrict(EarleyParser& p, const Vocabulary& vocab, std::span<uint32_t> mask,
                                      uint64_t limit, const std::string& plan) {
   const uint32_t base = static_cast<uint32_t>(p.num_bytes());
@@ -196,7 +191,7 @@ uint64_t CompletionTracker::restrict(EarleyParser& p, const Vocabulary& vocab, s
         continue;
       }
       const int32_t id = sorted[i];
-      if (!((mask[id >> 5] >> (id & 31)) & 1u)) continue;
+      if (!test_bit(mask, static_cast<size_t>(id))) continue;
       const Best b = best(p);
       uint64_t u;
       const uint64_t key = (static_cast<uint64_t>(b.state) << 32) | b.origin;
@@ -213,7 +208,7 @@ uint64_t CompletionTracker::restrict(EarleyParser& p, const Vocabulary& vocab, s
         const uint32_t rest = data_.speller.min_tokens(std::string_view(plan).substr(bytes.size()));
         if (rest != TokenSpeller::kCannot) u = std::min<uint64_t>(u, rest);
       }
-      if (u > limit) mask[id >> 5] &= ~(1u << (id & 31));
+      if (u > limit) clear_bit(mask, static_cast<size_t>(id));
     }
   } catch (...) {
     finish();

@@ -215,12 +215,6 @@ uint32_t TokenSpeller::min_tokens(std::string_view w) const {
   return best[n];
 }
 
-size_t ClosingData::KeyHash::operator()(const std::vector<uint32_t>& v) const {
-  uint64_t h = 1469598103934665603ull;
-  for (const uint32_t x : v) h = (h ^ x) * 1099511628211ull;
-  return static_cast<size_t>(h ^ (h >> 29));
-}
-
 bool ClosingData::find_max_after(const std::vector<uint32_t>& key, uint64_t generation, uint64_t& out) const {
   std::lock_guard lock(mutex_);
   if (generation != generation_) return false;

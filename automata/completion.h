@@ -22,6 +22,7 @@
 
 #include "automata/grammar_automaton.h"
 #include "automata/vocabulary.h"
+#include "grammar/hash.h"
 
 namespace lockstep {
 
@@ -93,9 +94,7 @@ struct ClosingData {
   void insert_max_after(const std::vector<uint32_t>& key, uint64_t generation, uint64_t value) const;
 
  private:
-  struct KeyHash {
-    size_t operator()(const std::vector<uint32_t>& v) const;
-  };
+  using KeyHash = U32SeqHash</*SeedWithLength=*/false, /*Fold=*/true>;
   static constexpr size_t kMaxEntries = 1u << 18;
   mutable std::mutex mutex_;
   mutable uint64_t generation_ = 0;

@@ -5,16 +5,15 @@
 
 #include <fmt/format.h>
 
+#include "grammar/hash.h"
+
 namespace lockstep {
 
 namespace {
 inline uint64_t item_key(uint32_t state, uint32_t origin) {
   return (static_cast<uint64_t>(state) << 32) | origin;
 }
-inline size_t slot_of(uint64_t key, size_t mask) {
-  key *= 0x9E3779B97F4A7C15ull;
-  return static_cast<size_t>(key >> 32) & mask;
-}
+inline size_t slot_of(uint64_t key, size_t mask) { return static_cast<size_t>(mix64(key) >> 32) & mask; }
 }  // namespace
 
 EarleyParser::EarleyParser(const GrammarAutomaton& grammar, ParserLimits limits)

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "automata/token_bitmask.h"
+
 namespace lockstep {
 
 namespace {
@@ -59,17 +61,14 @@ class Explorer {
   bool inspect(EarleyMatcher& m, const std::vector<uint32_t>& mask, const std::vector<int32_t>& tokens,
                bool budgeted = false) {
     bool text = false, eog = false;
-    for (size_t w = 0; w < mask.size(); ++w) {
-      for (uint32_t bits = mask[w]; bits != 0; bits &= bits - 1) {
-        const int32_t id = static_cast<int32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(bits)));
-        report_.allowed[static_cast<size_t>(id)] = true;
-        if (vocab_.is_eog(id)) {
-          eog = true;
-        } else {
-          text = true;
-        }
+    for_each_set_bit(mask, [&](size_t id) {
+      report_.allowed[id] = true;
+      if (vocab_.is_eog(static_cast<int32_t>(id))) {
+        eog = true;
+      } else {
+        text = true;
       }
-    }
+    });
     if (text || budgeted) return text;  // a budget narrows the mask: not the grammar's own
     const bool accepting = m.is_accepting();
     const GrammarAutomaton::ByteSet next = m.next_bytes();
@@ -106,11 +105,10 @@ class Explorer {
 
   int32_t choose(const std::vector<int32_t>& tokens, const std::vector<uint32_t>& mask) {
     if (options_.choose) return options_.choose(tokens, mask, rng_);
-    size_t count = 0;
-    for (uint32_t w : mask) count += static_cast<size_t>(__builtin_popcount(w));
+    const size_t count = count_bits(mask);
     size_t pick = std::uniform_int_distribution<size_t>(0, count - 1)(rng_);
     for (size_t w = 0; w < mask.size(); ++w) {
-      const size_t n = static_cast<size_t>(__builtin_popcount(mask[w]));
+      const size_t n = popcount32(mask[w]);
       if (pick >= n) {
         pick -= n;
         continue;
@@ -143,7 +141,7 @@ class Explorer {
         m.fill_next_token_bitmask(mask);
         const bool text = inspect(m, mask, tokens, closed);
         bool any = text;
-        for (int32_t id : vocab_.eog_ids()) any = any || ((mask[static_cast<size_t>(id) >> 5] >> (id & 31)) & 1);
+        for (int32_t id : vocab_.eog_ids()) any = any || test_bit(mask, static_cast<size_t>(id));
         if (!any) {
           finished = m.is_accepting();  // accepting without an end-of-generation token
           stopped = true;
@@ -228,12 +226,12 @@ class Explorer {
       const StateMask& sm = cache_->get(g.mask_class_state(c));
       sm.accepted.or_into(words);
       for (const auto& ids : sm.suffix_tokens) {
-        for (int32_t id : ids) words[static_cast<size_t>(id) >> 5] |= 1u << (id & 31);
+        for (int32_t id : ids) set_bit(words, static_cast<size_t>(id));
       }
       tick("states");
     }
     report_.possible.assign(vocab_.size(), false);
-    for (size_t id = 0; id < vocab_.size(); ++id) report_.possible[id] = (words[id >> 5] >> (id & 31)) & 1;
+    for (size_t id = 0; id < vocab_.size(); ++id) report_.possible[id] = test_bit(words, id);
     for (int32_t id : vocab_.eog_ids()) report_.possible[static_cast<size_t>(id)] = true;
   }
 

@@ -10,99 +10,23 @@
 // Uncertain tokens are kept grouped by suffix, so the matcher resolves each distinct
 // suffix once against its real parse state. Sets are stored in the smallest form: a
 // sorted id list, the complement's id list, or a bitset.
+//
+// The machinery (walks, signatures, byte classes, the process-wide caches) lives in
+// automata/mask/, behind TokenMaskCache::Impl (automata/mask/impl.h).
 #pragma once
 
-#include <array>
-#include <atomic>
-#include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <span>
-#include <string>
-#include <thread>
-#include <unordered_map>
-#include <vector>
 
 #include "automata/grammar_automaton.h"
 #include "automata/completion.h"
 #include "automata/earley.h"
+#include "automata/mask/configuration_cache.h"
+#include "automata/mask/token_set.h"
 #include "automata/vocabulary.h"
 
 namespace lockstep {
-
-struct PartialMask;
-
-/// A set of token ids in its most compact form.
-class TokenSet {
- public:
-  enum class Form : uint8_t { kIds, kComplement, kBitset };
-  TokenSet() = default;
-  /// `ids`: sorted, unique, < universe.
-  static TokenSet from_sorted(std::vector<int32_t> ids, size_t universe);
-  /// `bits`: uint32_t[ceil(universe / 32)] with `count` bits set.
-  static TokenSet from_bits(std::vector<uint32_t> bits, size_t count, size_t universe);
-  /// Sets the members' bits in `words` (uint32_t[ceil(universe / 32)]).
-  void or_into(std::span<uint32_t> words) const;
-  bool contains(int32_t id) const;
-  size_t size() const { return count_; }
-  Form form() const { return form_; }
-  size_t memory_bytes() const { return ids_.capacity() * 4 + bits_.capacity() * 4; }
-
- private:
-  Form form_ = Form::kIds;
-  size_t universe_ = 0;
-  size_t count_ = 0;
-  std::vector<int32_t> ids_;    // kIds: members; kComplement: non-members
-  std::vector<uint32_t> bits_;  // kBitset
-};
-
-/// The classification of the vocabulary for one automaton state.
-struct StateMask {
-  TokenSet accepted;
-  /// Suffixes (sorted) that must follow the completed rule, and the tokens behind each.
-  std::vector<std::string> suffixes;
-  std::vector<uint32_t> suffix_common;  ///< common prefix with the previous suffix
-  std::vector<std::vector<int32_t>> suffix_tokens;
-  size_t uncertain_tokens = 0;
-  size_t rejected = 0;
-  double compute_us = 0;
-  size_t memory_bytes() const;
-};
-
-/// Whole token bitmasks of parse configurations, shared by every EarleyMatcher of one
-/// TokenMaskCache (see matcher.h): a configuration is described by interned context ids,
-/// and a configuration one sequence met is a copy for every other sequence of the same
-/// grammar (each instance of a batch, each request of a server). Thread-safe. Bounded: past
-/// 64 MiB of masks they start over; past 2^20 contexts everything starts over under a new
-/// generation, and ids of an older generation are refused.
-class ConfigurationCache {
- public:
-  static constexpr uint32_t kNone = UINT32_MAX;
-  /// Current generation: ids handed out are valid only with it.
-  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
-  /// The id of context description `desc`; kNone when `generation` is stale or the table
-  /// is full (the next call starts a new generation).
-  uint32_t intern(std::vector<uint32_t> desc, uint64_t generation);
-  /// The mask of configuration `key` (words: uint32_t[bitmask_words]), or null.
-  std::shared_ptr<const std::vector<uint32_t>> find(const std::vector<uint32_t>& key, uint64_t generation) const;
-  void insert(const std::vector<uint32_t>& key, std::vector<uint32_t> mask, uint64_t generation);
-
- private:
-  static constexpr size_t kMaxContexts = 1u << 20;
-  struct Hash {
-    size_t operator()(const std::vector<uint32_t>& v) const {
-      uint64_t h = 1469598103934665603ull;
-      for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
-      return static_cast<size_t>(h ^ (h >> 29));
-    }
-  };
-  mutable std::mutex mutex_;
-  std::atomic<uint64_t> generation_{0};
-  std::unordered_map<std::vector<uint32_t>, uint32_t, Hash> contexts_;
-  std::unordered_map<std::vector<uint32_t>, std::shared_ptr<const std::vector<uint32_t>>, Hash> masks_;
-  size_t mask_bytes_ = 0;
-};
 
 /// The per-state masks of one (grammar, vocabulary) pair, filled lazily on first use or
 /// eagerly with precompute(). Thread-safe: any number of matchers on any threads share one
@@ -138,82 +62,23 @@ class TokenMaskCache {
   };
   Stats stats() const;
 
-  const GrammarAutomaton& grammar() const { return *grammar_; }
-  const Vocabulary& vocabulary() const { return *vocabulary_; }
-  std::shared_ptr<const GrammarAutomaton> shared_grammar() const { return grammar_; }
-  std::shared_ptr<const Vocabulary> shared_vocabulary() const { return vocabulary_; }
-  const ParserLimits& limits() const { return limits_; }
+  const GrammarAutomaton& grammar() const;
+  const Vocabulary& vocabulary() const;
+  std::shared_ptr<const GrammarAutomaton> shared_grammar() const;
+  std::shared_ptr<const Vocabulary> shared_vocabulary() const;
+  const ParserLimits& limits() const;
   /// Whole masks of configurations, shared by the matchers of this cache.
-  ConfigurationCache& configurations() const { return configurations_; }
+  ConfigurationCache& configurations() const;
   /// Shortest completions and token spellings for length-aware closing (completion.h),
-  /// built on first use (automata/closing.cpp) and shared by the matchers of this cache.
+  /// built on first use and shared by the matchers of this cache.
   const ClosingData& closing() const;
 
- private:
-  std::shared_ptr<const StateMask> compute(uint32_t state);
-  std::shared_ptr<const StateMask> compute_shared(uint32_t state);
-  void walk_vocabulary(uint32_t state, bool skip_seed_rules, PartialMask& out) const;
-  /// Fills `out` (its bitmask made here), or returns the mask of a state whose walk had the
-  /// same parts (then `out` is not filled); `parts_key` is set to the key of those parts.
-  std::shared_ptr<const StateMask> walk_automaton(uint32_t state, PartialMask& out, std::string& parts_key) const;
-  bool compose(uint32_t state, PartialMask& out);
-  /// get(), or with !wait null when the state's class is being computed already.
-  const StateMask* lookup(uint32_t state, bool wait);
+  /// The private state and machinery, defined in automata/mask/impl.h (internal to the mask
+  /// engine).
+  struct Impl;
 
-  std::shared_ptr<const GrammarAutomaton> grammar_;
-  std::shared_ptr<const Vocabulary> vocabulary_;
-  ParserLimits limits_;
-  mutable ConfigurationCache configurations_;
-  mutable std::once_flag closing_once_;
-  mutable std::unique_ptr<ClosingData> closing_;
-  std::vector<std::atomic<const StateMask*>> masks_;
-  mutable std::mutex mutex_;
-  std::condition_variable done_;
-  std::vector<uint8_t> computing_;
-  std::atomic<size_t> computations_{0};
-  std::atomic<size_t> shared_hits_{0};
-  std::vector<std::shared_ptr<const StateMask>> owned_;  // guarded by mutex_
-  std::thread background_;
-  std::atomic<bool> stop_{false};
-  // First-byte segments of automaton walks, by (state after the byte, byte); bounded.
-  struct Segment;
-  static constexpr size_t kMaxSegmentEntries = size_t{16} << 20;
-  mutable std::mutex segments_mutex_;
-  mutable std::unordered_map<uint64_t, std::shared_ptr<const Segment>> segments_;
-  mutable size_t segment_entries_ = 0;
-  // Canonical signatures of automaton-rule states (see signature()), by global state.
-  const std::string& signature(uint32_t state) const;
-  // Canonical signature of what a walk from a grammar rule's state can reach (see the .cpp),
-  // or empty.
-  std::string network_signature(uint32_t state) const;
-  std::string network_bfs(uint32_t state) const;
-  const std::pair<uint64_t, uint64_t>* rule_hash(uint32_t rule) const;
-  std::pair<uint64_t, uint64_t> hash_within_rule(uint32_t start, uint32_t tag) const;
-  mutable std::vector<std::pair<uint64_t, uint64_t>> rule_hash_;  // by rule, under canonical_mutex_
-  mutable std::vector<uint8_t> rule_hash_state_;
-  // Appends what a state's classification depends on besides its automaton: FOLLOW of
-  // `rule` and the vocabulary.
-  void append_context(std::string& key, uint32_t rule) const;
-  // Both signatures' memo and scratch (CanonicalNumbering in the .cpp), under one mutex.
-  mutable std::mutex canonical_mutex_;
-  mutable std::unordered_map<uint32_t, std::string> signatures_;
-  mutable std::vector<uint64_t> canonical_index_;  // per state: stamp << 32 | index
-  mutable std::vector<uint32_t> canonical_order_;
-  mutable uint64_t canonical_stamps_ = 0;
-  // Byte classes of an automaton-only rule: bytes no edge of the rule tells apart. With
-  // calls_walkable, every rule it calls reads bytes only and is not nullable (call_walk.h).
-  struct ByteClasses {
-    std::array<uint8_t, 256> of{};
-    uint32_t count = 0;
-    bool calls_walkable = true;
-  };
-  const ByteClasses& byte_classes(uint32_t rule) const;
-  mutable std::mutex byte_classes_mutex_;
-  mutable std::unordered_map<uint32_t, std::unique_ptr<const ByteClasses>> byte_classes_;
-  // Bits of every text token (not control, not empty), built once.
-  std::vector<uint32_t> all_text_bits() const;
-  mutable std::once_flag all_text_once_;
-  mutable std::vector<uint32_t> all_text_;
+ private:
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace lockstep

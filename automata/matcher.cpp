@@ -1,6 +1,8 @@
 // automata/matcher.cpp — see matcher.h.
 #include "automata/matcher.h"
 
+#include "automata/token_bitmask.h"
+
 #include <algorithm>
 #include <atomic>
 #include <stdexcept>
@@ -205,7 +207,7 @@ void EarleyMatcher::compose(std::span<const EarleyParser::Item> kernel, std::spa
                                    probe_result_);
     for (size_t i = 0; i < m.suffixes.size(); ++i) {
       if (!probe_result_[i]) continue;
-      for (int32_t id : m.suffix_tokens[i]) words[id >> 5] |= 1u << (id & 31);
+      for (int32_t id : m.suffix_tokens[i]) set_bit(words, static_cast<size_t>(id));
     }
   }
 }
@@ -314,7 +316,7 @@ void EarleyMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
   } else {
     compose(kernel_, mask);
     if (parser_.accepting()) {
-      for (int32_t id : vocab.eog_ids()) mask[id >> 5] |= 1u << (id & 31);
+      for (int32_t id : vocab.eog_ids()) set_bit(mask, static_cast<size_t>(id));
     }
     if (cacheable) configurations.insert(key_, std::vector<uint32_t>(mask.begin(), mask.end()), memo_generation_);
   }
@@ -373,10 +375,10 @@ void EarleyMatcher::apply_budget(std::span<uint32_t> mask, const std::vector<uin
     // No room for another text token: end of generation (when allowed) or nothing.
     std::vector<int32_t> eog;
     for (int32_t id : vocab.eog_ids()) {
-      if (remaining >= 1 && ((mask[id >> 5] >> (id & 31)) & 1u)) eog.push_back(id);
+      if (remaining >= 1 && test_bit(mask, static_cast<size_t>(id))) eog.push_back(id);
     }
     std::fill(mask.begin(), mask.end(), 0u);
-    for (int32_t id : eog) mask[id >> 5] |= 1u << (id & 31);
+    for (int32_t id : eog) set_bit(mask, static_cast<size_t>(id));
     return;
   }
   const uint64_t limit = remaining - 1 - ending;  // tokens to accept after the next one

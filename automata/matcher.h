@@ -9,6 +9,7 @@
 //   EarleyMatcher m(cache);                                             // one per sequence
 //   std::vector<uint32_t> mask(vocabulary->bitmask_words());
 //   m.fill_next_token_bitmask(mask);   // bit (i % 32) of mask[i / 32] set = token i allowed
+//                                      // (automata/token_bitmask.h reads and writes them)
 //   m.accept_token(id);
 //
 // How a mask is made: the parse state's kernel items (those not derived by prediction in

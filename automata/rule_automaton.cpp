@@ -11,6 +11,7 @@
 #include "automata/json_escapes.h"
 #include "automata/utf8_ranges.h"
 #include "grammar/char_dfa.h"
+#include "grammar/hash.h"
 #include "grammar/limits.h"
 #include "grammar/partition_refinement.h"
 
@@ -21,11 +22,7 @@ namespace {
 using ByteEdge = GrammarAutomaton::ByteEdge;
 using RuleEdge = GrammarAutomaton::RuleEdge;
 
-uint64_t hash_span(const uint32_t* p, size_t n) {
-  uint64_t h = 1469598103934665603ull ^ n;
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
+uint64_t hash_span(const uint32_t* p, size_t n) { return fnv1a_u32({p, n}, kFnvOffsetBasis ^ n); }
 
 // Interns uint32 sequences: id ↔ sequence, stored in one arena, found through an
 // open-addressing table keyed by the sequence's hash.
@@ -37,7 +34,7 @@ class SeqTable {
   std::pair<uint32_t, bool> intern(const uint32_t* p, size_t n) {
     const uint64_t h = hash_span(p, n);
     size_t mask = slots_.size() - 1;
-    size_t i = static_cast<size_t>(h ^ (h >> 29)) & mask;
+    size_t i = static_cast<size_t>(fold29(h)) & mask;
     for (; slots_[i] != UINT32_MAX; i = (i + 1) & mask) {
       const uint32_t id = slots_[i];
       if (hashes_[id] == h && begin_[id + 1] - begin_[id] == n &&
@@ -70,7 +67,7 @@ class SeqTable {
     slots_.assign(slots_.size() * 2, UINT32_MAX);
     const size_t mask = slots_.size() - 1;
     for (uint32_t id = 0; id < hashes_.size(); ++id) {
-      size_t i = static_cast<size_t>(hashes_[id] ^ (hashes_[id] >> 29)) & mask;
+      size_t i = static_cast<size_t>(fold29(hashes_[id])) & mask;
       while (slots_[i] != UINT32_MAX) i = (i + 1) & mask;
       slots_[i] = id;
     }

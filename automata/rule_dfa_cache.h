@@ -3,12 +3,12 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
+#include "automata/bounded_cache.h"
 #include "automata/rule_automaton.h"
+#include "grammar/hash.h"
 #include "grammar/limits.h"
 
 namespace lockstep {
@@ -29,35 +29,17 @@ class RuleDfaCache {
     static RuleDfaCache cache;
     return cache;
   }
-  std::optional<Entry> find(const std::vector<uint32_t>& key) {
-    std::lock_guard lock(mutex_);
-    auto it = map_.find(key);
-    if (it == map_.end()) return std::nullopt;
-    return it->second;
-  }
+  std::optional<Entry> find(const std::vector<uint32_t>& key) { return cache_.find(key); }
   void insert(std::vector<uint32_t> key, Entry entry) {
     const RuleDfa& dfa = entry.dfa;
     const size_t size = key.size() * 4 + dfa.final.size() * 9 + dfa.bytes.size() * sizeof(dfa.bytes[0]) +
                         dfa.rules.size() * sizeof(dfa.rules[0]);
-    std::lock_guard lock(mutex_);
-    if (bytes_ + size > engine_limits().rule_automaton_cache_bytes) {
-      map_.clear();
-      bytes_ = 0;
-    }
-    if (map_.emplace(std::move(key), std::move(entry)).second) bytes_ += size;
+    cache_.insert(std::move(key), std::move(entry), size);
   }
 
  private:
-  struct Hash {
-    size_t operator()(const std::vector<uint32_t>& v) const {
-      uint64_t h = 1469598103934665603ull;
-      for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
-      return static_cast<size_t>(h);
-    }
-  };
-  std::mutex mutex_;
-  std::unordered_map<std::vector<uint32_t>, Entry, Hash> map_;
-  size_t bytes_ = 0;
+  BoundedCache<std::vector<uint32_t>, Entry, U32SeqHash<>> cache_{
+      []() -> size_t { return engine_limits().rule_automaton_cache_bytes; }};
 };
 
 }  // namespace lockstep

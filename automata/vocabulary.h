@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "automata/token_bitmask.h"
+
 namespace lockstep {
 
 enum class TokenKind : uint8_t {
@@ -31,7 +33,7 @@ class Vocabulary {
   /// caches shared across grammars.
   uint64_t id() const { return id_; }
   /// Number of uint32 words in a token bitmask: ceil(size() / 32).
-  size_t bitmask_words() const { return (bytes_.size() + 31) / 32; }
+  size_t bitmask_words() const { return lockstep::bitmask_words(bytes_.size()); }
   std::string_view token_bytes(int32_t id) const { return bytes_[static_cast<size_t>(id)]; }
   bool is_control(int32_t id) const { return kinds_[static_cast<size_t>(id)] == TokenKind::kControl; }
   bool is_eog(int32_t id) const;

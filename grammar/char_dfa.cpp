@@ -9,19 +9,14 @@
 
 #include <fmt/format.h>
 
+#include "grammar/hash.h"
 #include "grammar/utf8.h"
 
 namespace lockstep {
 
 namespace {
 
-struct VecHash {
-  size_t operator()(const std::vector<uint32_t>& v) const {
-    uint64_t h = 1469598103934665603ull ^ v.size();
-    for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
+using VecHash = U32SeqHash</*SeedWithLength=*/true>;
 
 // Appends lo..hi → target to a state's sorted edges, extending the last edge when it ends
 // right before lo and has the same target (equal neighbours are one edge in every

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "automata/matcher.h"
+#include "automata/token_bitmask.h"
 #include "sampler/sampler.h"
 
 namespace lockstep {
@@ -29,11 +30,9 @@ class GrammarMask : public LogitsProcessor {
     if (!matcher_) return;
     mask_.resize(matcher_->vocabulary().bitmask_words());
     matcher_->fill_next_token_bitmask(mask_);
-    const size_t n = matcher_->vocabulary().size();
-    std::erase_if(c.data, [&](const TokenCandidate& t) {
-      const auto id = static_cast<size_t>(t.id);
-      return id >= n || !((mask_[id >> 5] >> (id & 31)) & 1u);
-    });
+    const TokenBitmask allowed{mask_, matcher_->vocabulary().size()};
+    // An id outside the vocabulary (a negative one included) is not allowed.
+    std::erase_if(c.data, [&](const TokenCandidate& t) { return !allowed.test(static_cast<size_t>(t.id)); });
   }
 
   void accept(int32_t token) override {

@@ -3,82 +3,99 @@
 //
 // A token bitmask over a vocabulary of n tokens is uint32_t[ceil(n / 32)] (XGrammar's and
 // vLLM's layout, where the same words are read as int32): bit (id % 32) of word id / 32 is
-// set iff token id is allowed. Bits past n are always clear. A batch of B masks is
-// uint32_t[B × ceil(n / 32)], row-major. TokenBitmask is a non-owning view of one row;
-// nothing here allocates or locks (thread-safety: that of the words viewed).
+// set iff token id is allowed. Bits past n are kept clear. A batch of B masks is
+// uint32_t[B × ceil(n / 32)], row-major. The free functions work on any span of words;
+// TokenBitmask is a non-owning view of one row that also knows the vocabulary size. Nothing
+// here allocates or locks (thread-safety: that of the words viewed).
 #pragma once
 
-#include <bit>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
+#include <utility>
 
 namespace lockstep {
 
 /// Words of a token bitmask over `vocab_size` tokens: ceil(vocab_size / 32).
 constexpr size_t bitmask_words(size_t vocab_size) { return (vocab_size + 31) / 32; }
 
-inline void set_bit(std::span<uint32_t> words, size_t id) { words[id >> 5] |= uint32_t{1} << (id & 31); }
-inline void clear_bit(std::span<uint32_t> words, size_t id) { words[id >> 5] &= ~(uint32_t{1} << (id & 31)); }
-inline bool test_bit(std::span<const uint32_t> words, size_t id) { return (words[id >> 5] >> (id & 31)) & 1; }
+/// The bits of the last word of an `n`-token bitmask that stand for tokens (all 32 when n
+/// is a multiple of 32).
+constexpr uint32_t last_word_bits(size_t n) { return n % 32 == 0 ? 0xFFFFFFFFu : (1u << (n % 32)) - 1; }
 
-/// Set bits among the first `vocab_size` tokens (bits past it are not counted).
-inline size_t count_bits(std::span<const uint32_t> words, size_t vocab_size) {
+inline void set_bit(std::span<uint32_t> words, size_t id) { words[id >> 5] |= 1u << (id & 31); }
+inline void clear_bit(std::span<uint32_t> words, size_t id) { words[id >> 5] &= ~(1u << (id & 31)); }
+inline bool test_bit(std::span<const uint32_t> words, size_t id) { return (words[id >> 5] >> (id & 31)) & 1u; }
+
+/// Set bits of one word. Without a library call: baseline x86-64 has no popcnt
+/// instruction, and __builtin_popcount then calls into libgcc.
+constexpr unsigned popcount32(uint32_t word) {
+  word = word - ((word >> 1) & 0x55555555u);
+  word = (word & 0x33333333u) + ((word >> 2) & 0x33333333u);
+  return (((word + (word >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
+}
+
+/// Set bits of all words.
+inline size_t count_bits(std::span<const uint32_t> words) {
   size_t n = 0;
-  const size_t full = vocab_size / 32;
-  for (size_t w = 0; w < full; ++w) n += static_cast<size_t>(std::popcount(words[w]));
-  if (vocab_size % 32 != 0) {
-    n += static_cast<size_t>(std::popcount(words[full] & ((uint32_t{1} << (vocab_size % 32)) - 1)));
-  }
+  for (const uint32_t w : words) n += popcount32(w);
   return n;
 }
 
-/// Clears every bit at or past `vocab_size` (through the end of `words`).
+/// Set bits among the first `vocab_size` tokens (bits past it are not counted).
+inline size_t count_bits(std::span<const uint32_t> words, size_t vocab_size) {
+  const size_t full = std::min(words.size(), vocab_size / 32);
+  size_t n = count_bits(words.first(full));
+  if (vocab_size % 32 != 0 && full < words.size()) n += popcount32(words[full] & last_word_bits(vocab_size));
+  return n;
+}
+
+/// Clears every bit at or past `vocab_size` (the tail of the last word and any words after).
 inline void clear_past(std::span<uint32_t> words, size_t vocab_size) {
-  size_t w = vocab_size / 32;
-  if (w >= words.size()) return;
-  if (vocab_size % 32 != 0) words[w++] &= (uint32_t{1} << (vocab_size % 32)) - 1;
-  for (; w < words.size(); ++w) words[w] = 0;
+  const size_t used = std::min(words.size(), bitmask_words(vocab_size));
+  if (used == bitmask_words(vocab_size) && used > 0) words[used - 1] &= last_word_bits(vocab_size);
+  std::fill(words.begin() + static_cast<std::ptrdiff_t>(used), words.end(), 0u);
 }
 
 /// Calls f(id) for every set bit, in increasing id order.
 template <class F>
-void for_each_set_bit(std::span<const uint32_t> words, F&& f) {
+inline void for_each_set_bit(std::span<const uint32_t> words, F&& f) {
   for (size_t w = 0; w < words.size(); ++w) {
-    for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) {
-      f(static_cast<int32_t>(w * 32 + static_cast<size_t>(std::countr_zero(bits))));
-    }
+    for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) f(w * 32 + static_cast<size_t>(__builtin_ctz(bits)));
   }
 }
 
-/// A view of one token bitmask: `words` (uint32_t[>= bitmask_words(vocab_size)]) over a
-/// vocabulary of `vocab_size` tokens.
+/// A non-owning view of one token bitmask: `words` (at least bitmask_words(vocab_size) of
+/// them) over a vocabulary of `vocab_size` tokens.
 struct TokenBitmask {
   std::span<uint32_t> words;
   size_t vocab_size = 0;
 
   TokenBitmask() = default;
-  /// Throws std::invalid_argument when `words` is shorter than bitmask_words(vocab_size).
+  /// Throws std::invalid_argument when `w` is shorter than bitmask_words(n).
   TokenBitmask(std::span<uint32_t> w, size_t n) : words(w), vocab_size(n) {
     if (w.size() < bitmask_words(n)) throw std::invalid_argument("token bitmask: too few words for the vocabulary");
   }
 
-  bool allowed(int32_t id) const { return id >= 0 && static_cast<size_t>(id) < vocab_size && test_bit(words, static_cast<size_t>(id)); }
-  void allow(int32_t id) { set_bit(words, static_cast<size_t>(id)); }
-  void forbid(int32_t id) { clear_bit(words, static_cast<size_t>(id)); }
-  /// Allowed tokens.
+  void set(size_t id) const { set_bit(words, id); }
+  void clear(size_t id) const { clear_bit(words, id); }
+  /// Whether token `id` is allowed; false for ids at or past vocab_size.
+  bool test(size_t id) const { return id < vocab_size && test_bit(words, id); }
+  /// Allowed tokens (bits past vocab_size are not counted).
   size_t count() const { return count_bits(words, vocab_size); }
-  void allow_all() {
-    for (uint32_t& w : words) w = ~uint32_t{0};
-    clear_past(words, vocab_size);
+  void clear_all() const { std::fill(words.begin(), words.end(), 0u); }
+  /// Every token allowed (bits past vocab_size stay clear).
+  void set_all() const {
+    std::fill(words.begin(), words.end(), ~0u);
+    clear_past();
   }
-  void forbid_all() {
-    for (uint32_t& w : words) w = 0;
-  }
+  void clear_past() const { lockstep::clear_past(words, vocab_size); }
+  /// f(id) for each allowed token, in increasing id order.
   template <class F>
-  void for_each_allowed(F&& f) const {
-    for_each_set_bit(std::span<const uint32_t>(words.data(), bitmask_words(vocab_size)), f);
+  void for_each(F&& f) const {
+    for_each_set_bit(words.first(std::min(words.size(), bitmask_words(vocab_size))), std::forward<F>(f));
   }
 };
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "automata/matcher.h"
+#include "automata/token_bitmask.h"
 #include "runtime/cli/commands.h"
 #include "runtime/cli/grammar_source.h"
 #include "runtime/mapped_file.h"
@@ -59,19 +60,17 @@ Pass run_document(const std::shared_ptr<TokenMaskCache>& cache, const Tokenizer&
     const auto t0 = Clock::now();
     m.fill_next_token_bitmask(mask);
     p.mask_us.push_back(us_since(t0));
-    size_t n = 0;
-    for (uint32_t w : mask) n += static_cast<size_t>(__builtin_popcount(w));
-    p.allowed.push_back(static_cast<double>(n));
+    p.allowed.push_back(static_cast<double>(count_bits(mask)));
     if (i == ids.size()) {
       const auto eog = tok.vocabulary().eog_ids();
-      if (!std::any_of(eog.begin(), eog.end(), [&](int32_t e) { return (mask[e >> 5] >> (e & 31)) & 1; })) {
+      if (!std::any_of(eog.begin(), eog.end(), [&](int32_t e) { return test_bit(mask, static_cast<size_t>(e)); })) {
         throw std::runtime_error("the grammar does not accept the whole document (no end-of-generation "
                                  "token allowed after its last token)");
       }
       break;
     }
     const int32_t id = ids[i];
-    if (!((mask[id >> 5] >> (id & 31)) & 1)) {
+    if (!test_bit(mask, static_cast<size_t>(id))) {
       throw std::runtime_error(fmt::format("token {} ({} of {}, bytes '{}') is not in the mask: the "
                                            "document does not match the grammar there",
                                            id, i, ids.size(), tok.token_bytes(id)));

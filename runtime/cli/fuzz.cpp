@@ -18,6 +18,7 @@
 #include <re2/re2.h>
 
 #include "automata/earley.h"
+#include "automata/token_bitmask.h"
 #include "grammar/diagnostics.h"
 #include "runtime/cli/commands.h"
 #include "runtime/cli/fuzz_ajv.h"
@@ -147,12 +148,12 @@ class ModelChooser {
     const std::span<const float> logits = pos == 0 ? state_.forward(first, 0) : state_.forward(tokens.back(), pos);
     float top = -INFINITY;
     for (size_t id = 0; id < logits.size() && id < mask.size() * 32; ++id) {
-      if ((mask[id >> 5] >> (id & 31)) & 1) top = std::max(top, logits[id]);
+      if (test_bit(mask, id)) top = std::max(top, logits[id]);
     }
     double total = 0;
     weights_.assign(logits.size(), 0.0);
     for (size_t id = 0; id < logits.size() && id < mask.size() * 32; ++id) {
-      if ((mask[id >> 5] >> (id & 31)) & 1) total += weights_[id] = std::exp(static_cast<double>(logits[id] - top));
+      if (test_bit(mask, id)) total += weights_[id] = std::exp(static_cast<double>(logits[id] - top));
     }
     if (!(total > 0)) return -1;
     double r = std::uniform_real_distribution<double>(0, total)(rng);

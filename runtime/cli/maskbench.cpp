@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "automata/matcher.h"
+#include "automata/token_bitmask.h"
 #include "runtime/cli/commands.h"
 #include "runtime/cli/json_files.h"
 #include "runtime/mapped_file.h"
@@ -164,7 +165,7 @@ Result run_file(const fs::path& path, const Tokenizer& tok, const JsonSchemaOpti
         }
         ++r.tokens;
         const int32_t id = ids[i];
-        if (!((mask[id >> 5] >> (id & 31)) & 1) || !m.accept_token(id)) rejected = true;
+        if (!test_bit(mask, static_cast<size_t>(id)) || !m.accept_token(id)) rejected = true;
       }
       if (valid && rejected) {
         r.status = "validation_error";

@@ -1,0 +1,78 @@
+// automata/mask/byte_classes.cpp — byte classes of automaton-only rules: the bytes no edge
+// of the rule tells apart.
+#include "automata/mask/byte_classes.h"
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "automata/mask/impl.h"
+
+namespace lockstep {
+
+namespace mask {
+
+ByteClasses compute_byte_classes(const GrammarAutomaton& g, uint32_t rule) {
+  // Bytes b and b + 1 share a class unless some edge of the rule starts at b + 1 or ends
+  // at b: then every edge reads whole classes.
+  const uint32_t begin = g.rule_start(rule);
+  std::array<bool, 257> cut{};
+  ByteClasses c;
+  std::vector<uint32_t> callees;  // a JSON string's surrogate-pair rules (json_escapes.h)
+  for (uint32_t q = begin; q < g.rule_end(rule); ++q) {
+    for (const auto& e : g.byte_edges(q)) cut[e.lo] = cut[e.hi + 1u] = true;
+    for (const auto& e : g.rule_edges(q)) {
+      if (std::find(callees.begin(), callees.end(), e.rule) != callees.end()) continue;
+      callees.push_back(e.rule);
+      c.calls_walkable = c.calls_walkable && !g.rule_nullable(e.rule);
+      for (uint32_t s = g.rule_start(e.rule); s < g.rule_end(e.rule); ++s) {
+        c.calls_walkable = c.calls_walkable && g.rule_edges(s).empty();
+      }
+    }
+  }
+  uint32_t n = 0;
+  for (unsigned b = 0; b < 256; ++b) {
+    if (b > 0 && cut[b]) ++n;
+    c.of[b] = static_cast<uint8_t>(n);
+  }
+  c.count = n + 1;
+  return c;
+}
+
+ClassTables::ClassTables(const GrammarAutomaton& g, uint32_t rule, const ByteClasses& classes)
+    : g_(g), classes_(classes), base_(g.rule_start(rule)), table_of_(g.rule_end(rule) - base_, nullptr) {}
+
+const uint32_t* ClassTables::build(uint32_t q) {
+  const uint32_t n_classes = classes_.count;
+  if (chunk_used_ + n_classes > kChunk) {
+    chunks_.push_back(std::make_unique_for_overwrite<uint32_t[]>(kChunk));
+    chunk_used_ = 0;
+  }
+  uint32_t* row = chunks_.back().get() + chunk_used_;
+  chunk_used_ += n_classes;
+  std::fill_n(row, n_classes, kNone);
+  for (const auto& e : g_.byte_edges(q)) {
+    const uint32_t entry = e.target | (g_.is_final(e.target) ? kFinalBit : 0u);
+    for (unsigned c = classes_.of[e.lo]; c <= classes_.of[e.hi]; ++c) row[c] = entry;
+  }
+  for (const auto& e : g_.rule_edges(q)) {
+    const auto& first = g_.rule_first(e.rule);
+    for (unsigned b = 0; b < 256; ++b) {
+      if ((first[b >> 6] >> (b & 63)) & 1) row[classes_.of[b]] = kCall;
+    }
+  }
+  return table_of_[q - base_] = row;
+}
+
+}  // namespace mask
+
+const mask::ByteClasses& TokenMaskCache::Impl::byte_classes(uint32_t rule) const {
+  std::lock_guard lock(byte_classes_mutex_);
+  auto& slot = byte_classes_[rule];
+  if (!slot) slot = std::make_unique<const mask::ByteClasses>(mask::compute_byte_classes(*grammar_, rule));
+  return *slot;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,62 @@
+// automata/mask/byte_classes.h — byte classes of automaton-only rules (the bytes no edge of
+// the rule tells apart), and the dense per-state tables over them that the automaton walk
+// reads. Internal to the mask engine.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "automata/grammar_automaton.h"
+
+namespace lockstep::mask {
+
+// Byte classes of an automaton-only rule: bytes no edge of the rule tells apart. With
+// calls_walkable, every rule it calls reads bytes only and is not nullable (call_walk.h).
+struct ByteClasses {
+  std::array<uint8_t, 256> of{};
+  uint32_t count = 0;
+  bool calls_walkable = true;
+};
+
+/// The byte classes of `rule` (an automaton-only rule of `g`).
+ByteClasses compute_byte_classes(const GrammarAutomaton& g, uint32_t rule);
+
+// Dense tables over the rule's byte classes, built on first visit: entry = target |
+// kFinalBit when the target is final, kNone without a transition. Classes keep a state's
+// table a few dozen entries (a JSON string automaton tells apart ~30 kinds of bytes), so
+// the tables of a whole walk stay in cache. Rows are cut from chunks that never move, so
+// each depth of the walk holds its state's row.
+// kCall: a byte a callee may read (an escaped surrogate pair's rule): the token's rest is
+// read by walk_with_calls.
+// One walk's scratch: not thread-safe; `g` and `classes` must outlive it.
+class ClassTables {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr uint32_t kFinalBit = 0x80000000u;
+  static constexpr uint32_t kCall = kNone - 1;
+
+  ClassTables(const GrammarAutomaton& g, uint32_t rule, const ByteClasses& classes);
+  /// The row of state `q` of the rule (indexed by class_of()), built on first use.
+  const uint32_t* row(uint32_t q) {
+    const uint32_t* t = table_of_[q - base_];
+    if (!t) [[unlikely]] t = build(q);
+    return t;
+  }
+  uint8_t class_of(uint8_t byte) const { return classes_.of[byte]; }
+
+ private:
+  static constexpr size_t kChunk = 16384;  // entries; >= 256, so a row always fits in a fresh chunk
+  const uint32_t* build(uint32_t q);
+
+  const GrammarAutomaton& g_;
+  const ByteClasses& classes_;
+  const uint32_t base_;  // the rule's first state
+  std::vector<const uint32_t*> table_of_;
+  std::vector<std::unique_ptr<uint32_t[]>> chunks_;
+  size_t chunk_used_ = kChunk;
+};
+
+}  // namespace lockstep::mask

@@ -1,0 +1,116 @@
+// automata/mask/impl.h — TokenMaskCache::Impl, the private state of the mask cache and the
+// declarations of its machinery, each defined in the file of its concern (named below).
+// Internal to automata/mask/.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "automata/mask/byte_classes.h"
+#include "automata/mask/shared_caches.h"
+#include "automata/mask_cache.h"
+
+namespace lockstep {
+
+namespace mask {
+
+// A state's classification while it is being assembled from parts.
+struct PartialMask {
+  std::vector<uint32_t> accepted;                          // bitmask words
+  // (token, offset): the token is allowed iff the context accepts its bytes from offset on.
+  std::vector<std::pair<int32_t, uint32_t>> uncertain;
+};
+
+}  // namespace mask
+
+// Thread-safety: as TokenMaskCache (shared by any number of threads); each member says
+// which mutex guards it, the masks themselves are published through atomics.
+struct TokenMaskCache::Impl {
+  Impl(std::shared_ptr<const GrammarAutomaton> grammar, std::shared_ptr<const Vocabulary> vocabulary,
+       ParserLimits limits);
+  /// Stops and joins the background thread.
+  ~Impl();
+
+  // ---- token_mask_cache.cpp: the cache itself
+  const StateMask& get(uint32_t state);
+  /// get(), or with !wait null when the state's class is being computed already.
+  const StateMask* lookup(uint32_t state, bool wait);
+  void precompute(unsigned threads);
+  void start_background_precompute();
+  Stats stats() const;
+  const ClosingData& closing() const;
+  std::shared_ptr<const StateMask> compute(uint32_t state);
+  std::shared_ptr<const StateMask> compute_shared(uint32_t state);
+  bool compose(uint32_t state, mask::PartialMask& out);
+
+  // ---- trie_walk.cpp
+  void walk_vocabulary(uint32_t state, bool skip_seed_rules, mask::PartialMask& out) const;
+  // Bits of every text token (not control, not empty), built once.
+  std::vector<uint32_t> all_text_bits() const;
+
+  // ---- automaton_walk.cpp
+  /// Fills `out` (its bitmask made here), or returns the mask of a state whose walk had the
+  /// same parts (then `out` is not filled); `parts_key` is set to the key of those parts.
+  std::shared_ptr<const StateMask> walk_automaton(uint32_t state, mask::PartialMask& out, std::string& parts_key) const;
+
+  // ---- signatures.cpp
+  // Canonical signatures of automaton-rule states (see signature()), by global state.
+  const std::string& signature(uint32_t state) const;
+  // Canonical signature of what a walk from a grammar rule's state can reach (see the .cpp),
+  // or empty.
+  std::string network_signature(uint32_t state) const;
+  std::string network_bfs(uint32_t state) const;
+  const std::pair<uint64_t, uint64_t>* rule_hash(uint32_t rule) const;
+  std::pair<uint64_t, uint64_t> hash_within_rule(uint32_t start, uint32_t tag) const;
+  // Appends what a state's classification depends on besides its automaton: FOLLOW of
+  // `rule` and the vocabulary.
+  void append_context(std::string& key, uint32_t rule) const;
+
+  // ---- byte_classes.cpp
+  const mask::ByteClasses& byte_classes(uint32_t rule) const;
+
+  // ---- state
+  std::shared_ptr<const GrammarAutomaton> grammar_;
+  std::shared_ptr<const Vocabulary> vocabulary_;
+  ParserLimits limits_;
+  mutable ConfigurationCache configurations_;
+  mutable std::once_flag closing_once_;
+  mutable std::unique_ptr<ClosingData> closing_;
+  std::vector<std::atomic<const StateMask*>> masks_;
+  mutable std::mutex mutex_;
+  std::condition_variable done_;
+  std::vector<uint8_t> computing_;
+  std::atomic<size_t> computations_{0};
+  std::atomic<size_t> shared_hits_{0};
+  std::vector<std::shared_ptr<const StateMask>> owned_;  // guarded by mutex_
+  std::thread background_;
+  std::atomic<bool> stop_{false};
+  // First-byte segments of automaton walks, by (state after the byte, byte); bounded.
+  static constexpr size_t kMaxSegmentEntries = size_t{16} << 20;
+  mutable std::mutex segments_mutex_;
+  mutable std::unordered_map<uint64_t, std::shared_ptr<const mask::Segment>> segments_;
+  mutable size_t segment_entries_ = 0;
+  mutable std::vector<std::pair<uint64_t, uint64_t>> rule_hash_;  // by rule, under canonical_mutex_
+  mutable std::vector<uint8_t> rule_hash_state_;
+  // Both signatures' memo and scratch (CanonicalNumbering in signatures.cpp), under one mutex.
+  mutable std::mutex canonical_mutex_;
+  mutable std::unordered_map<uint32_t, std::string> signatures_;
+  mutable std::vector<uint64_t> canonical_index_;  // per state: stamp << 32 | index
+  mutable std::vector<uint32_t> canonical_order_;
+  mutable uint64_t canonical_stamps_ = 0;
+  mutable std::mutex byte_classes_mutex_;
+  mutable std::unordered_map<uint32_t, std::unique_ptr<const mask::ByteClasses>> byte_classes_;
+  mutable std::once_flag all_text_once_;
+  mutable std::vector<uint32_t> all_text_;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,54 @@
+// automata/mask/shared_caches.cpp — the process-wide caches of the mask engine (see
+// shared_caches.h).
+#include "automata/mask/shared_caches.h"
+
+#include "grammar/limits.h"
+
+namespace lockstep::mask {
+
+SharedStateMasks& SharedStateMasks::instance() {
+  static SharedStateMasks cache;
+  return cache;
+}
+
+SharedStateMasks::SharedStateMasks() : cache_([]() -> size_t { return engine_limits().mask_cache_bytes; }) {}
+
+std::shared_ptr<const StateMask> SharedStateMasks::find(const std::string& key) {
+  return cache_.find(key).value_or(nullptr);
+}
+
+void SharedStateMasks::insert(std::string key, std::shared_ptr<const StateMask> mask, bool alias) {
+  const size_t size = key.size() + (alias ? 0 : mask->memory_bytes());
+  cache_.insert(std::move(key), std::move(mask), size);
+}
+
+SharedSegments& SharedSegments::instance() {
+  static SharedSegments cache;
+  return cache;
+}
+
+std::shared_ptr<SharedSegments::Row> SharedSegments::row(const std::string& signature) {
+  std::lock_guard lock(mutex_);
+  auto& slot = map_[signature];
+  if (!slot) slot = std::make_shared<Row>();
+  return slot;
+}
+
+std::shared_ptr<const Segment> SharedSegments::get(const Row& row, uint8_t byte) {
+  std::lock_guard lock(mutex_);
+  return row[byte];
+}
+
+void SharedSegments::put(Row& row, uint8_t byte, std::shared_ptr<const Segment> segment, size_t entries) {
+  std::lock_guard lock(mutex_);
+  if (entries_ + entries > kMaxEntries) {
+    map_.clear();  // rows still held by walks stay valid, detached
+    entries_ = 0;
+  }
+  if (!row[byte]) {
+    row[byte] = std::move(segment);
+    entries_ += entries;
+  }
+}
+
+}  // namespace lockstep::mask

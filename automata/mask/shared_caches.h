@@ -1,0 +1,71 @@
+// automata/mask/shared_caches.h — the process-wide caches of the mask engine: state masks
+// shared between grammars, and first-byte walk segments by successor signature. Internal to
+// the mask engine.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "automata/bounded_cache.h"
+#include "automata/mask/token_set.h"
+
+namespace lockstep::mask {
+
+// One first-byte segment of a walk from a state of an automaton-only rule: the tokens that
+// start with byte b, read on from the state s1 that b leads to. It depends on (s1, b) only,
+// so states that share successors (the trie of an excluded key, the loop of a pattern)
+// share their segments.
+struct Segment {
+  // With `complement`, the accepted tokens are the segment's tokens but `ids`; else `ids`.
+  bool complement = false;
+  std::vector<int32_t> ids;  // sorted
+  std::vector<std::pair<int32_t, uint32_t>> uncertain;
+  std::pair<uint64_t, uint64_t> digest;  // of the above: equal segments, equal digests
+};
+
+// Masks of states of automaton-only rules, shared by every TokenMaskCache of the process:
+// such a state's classification depends only on its automaton, its index there, the rule's
+// FOLLOW set and the vocabulary (e.g. "inside an unconstrained JSON string", recurring in
+// every schema). Bounded: past EngineLimits::mask_cache_bytes it starts over.
+class SharedStateMasks {
+ public:
+  static SharedStateMasks& instance();
+  std::shared_ptr<const StateMask> find(const std::string& key);
+  /// With `alias`, the mask is stored under another key already and only the key counts.
+  void insert(std::string key, std::shared_ptr<const StateMask> mask, bool alias = false);
+
+ private:
+  SharedStateMasks();
+  BoundedCache<std::string, std::shared_ptr<const StateMask>> cache_;
+};
+
+// Segments whose successor state has a canonical signature, shared by every TokenMaskCache
+// of the process: a segment depends only on the automaton reachable from its successor
+// state, the rule's FOLLOW set, the byte and the vocabulary. The generic string body of one
+// schema serves the key strings, patterns and bounded strings of all later ones. Bounded:
+// past kMaxEntries token entries it starts over.
+class SharedSegments {
+ public:
+  // The segments of one successor signature, by first byte.
+  using Row = std::array<std::shared_ptr<const Segment>, 256>;
+  static SharedSegments& instance();
+  /// The row of `signature`, made empty when new.
+  std::shared_ptr<Row> row(const std::string& signature);
+  std::shared_ptr<const Segment> get(const Row& row, uint8_t byte);
+  void put(Row& row, uint8_t byte, std::shared_ptr<const Segment> segment, size_t entries);
+
+ private:
+  static constexpr size_t kMaxEntries = size_t{32} << 20;
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<Row>> map_;
+  size_t entries_ = 0;
+};
+
+}  // namespace lockstep::mask

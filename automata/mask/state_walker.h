@@ -1,0 +1,189 @@
+// automata/mask/state_walker.h — the walk of token bytes from one grammar state (stack mode,
+// Earley mode), shared by the vocabulary-trie walk and composition. Internal to the mask
+// engine; header-only so its per-byte steps inline into the walks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "automata/grammar_automaton.h"
+#include "automata/earley.h"
+
+namespace lockstep::mask {
+
+// The trie walk for one state. A path (the bytes of a token prefix) is followed in one of
+// two modes. Stack mode: while the grammar is deterministic along the path (at each byte at
+// most one way to go, as JSON and most grammars are), the parse is one stack of automaton
+// states — the seed's rule at the bottom, a sub-rule entered through a rule edge above the
+// state it returns to — kept as nodes of a parent-linked arena, one top node per depth.
+// Earley mode: from the first byte with several ways to go, an Earley parser in boundary
+// mode (seeded with the seed state and replaying the path) carries the path; it is left
+// when the walk backs out above that depth. Both record the depths at which the seed's rule
+// can complete (boundaries).
+class StateWalker {
+ public:
+  StateWalker(const GrammarAutomaton& g, ParserLimits limits, uint32_t seed, size_t max_depth,
+              bool skip_seed_rules)
+      : g_(g), parser_(g, limits, seed), seed_(seed), skip_seed_rules_(skip_seed_rules), top_(max_depth + 2),
+        arena_(max_depth + 2), bytes_(max_depth + 2), boundaries_(max_depth + 2) {
+    nodes_.reserve(4 * max_depth + 16);
+    nodes_.push_back({seed, kNone, g.is_final(seed)});
+    top_[0] = 0;
+    arena_[0] = 1;
+    boundaries_[0] = 0;  // a completion before any byte is the context's business
+  }
+
+  size_t depth() const { return depth_; }
+  /// Boundaries (completions of the seed's rule) at depths 1..d of the current path.
+  uint32_t boundaries_upto(size_t d) const { return boundaries_[d]; }
+  bool boundary_at(size_t d) const { return boundaries_[d] != boundaries_[d - 1]; }
+
+  void back_to(size_t d) {
+    if (d >= depth_) return;
+    if (earley_from_ != kNone) {
+      if (d >= earley_from_) {
+        parser_.rollback(depth_ - d);
+        depth_ = d;
+        return;
+      }
+      earley_from_ = kNone;
+    }
+    depth_ = d;
+    nodes_.resize(arena_[d]);
+  }
+
+  bool advance(uint8_t byte) {
+    if (earley_from_ == kNone) {
+      const uint32_t n = top_[depth_];
+      const Node node = nodes_[n];
+      uint32_t next;
+      if ((n == 0 && skip_seed_rules_) ||
+          (g_.rule_edges(node.state).empty() && (node.parent == kNone || !g_.is_final(node.state)))) {
+        // One frame that can only read a byte: a plain DFA step.
+        const uint32_t target = byte_target(node.state, byte);
+        if (target == kNone) return false;
+        next = push(target, node.parent);
+      } else {
+        moves_.clear();
+        ambiguous_ = false;
+        step(n, byte, 0);
+        if (moves_.empty() && !ambiguous_) {
+          nodes_.resize(arena_[depth_]);
+          return false;
+        }
+        if (ambiguous_) return start_earley(byte);
+        next = moves_[0];
+      }
+      ++depth_;
+      top_[depth_] = next;
+      arena_[depth_] = static_cast<uint32_t>(nodes_.size());
+      bytes_[depth_] = byte;
+      boundaries_[depth_] = boundaries_[depth_ - 1] + (nodes_[next].all_final ? 1 : 0);
+      return true;
+    }
+    if (!parser_.advance(byte)) return false;
+    ++depth_;
+    bytes_[depth_] = byte;
+    boundaries_[depth_] = boundaries_[depth_ - 1] + (parser_.boundary_at(depth_) ? 1 : 0);
+    return true;
+  }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr int kMaxEnter = 32;  // nested rule entries within one byte step
+  struct Node {
+    uint32_t state;
+    uint32_t parent;  // the node to return to when this frame's rule completes
+    bool all_final;   // this frame and every frame below it can complete here
+  };
+
+  uint32_t byte_target(uint32_t state, uint8_t byte) const {
+    for (const auto& e : g_.byte_edges(state)) {
+      if (byte < e.lo) return kNone;
+      if (byte <= e.hi) return e.target;
+    }
+    return kNone;
+  }
+
+  uint32_t push(uint32_t state, uint32_t parent) {
+    const bool all_final = g_.is_final(state) && (parent == kNone || nodes_[parent].all_final);
+    nodes_.push_back({state, parent, all_final});
+    return static_cast<uint32_t>(nodes_.size() - 1);
+  }
+
+  // Several ways to go: the Earley parser takes over from here, replaying the path.
+  bool start_earley(uint8_t byte) {
+    nodes_.resize(arena_[depth_]);
+    parser_.reset_to_state(seed_);
+    for (size_t i = 1; i <= depth_; ++i) {
+      if (!parser_.advance(bytes_[i])) throw std::logic_error("mask walk: replay failed");
+    }
+    earley_from_ = depth_;
+    if (!parser_.advance(byte)) return false;
+    ++depth_;
+    bytes_[depth_] = byte;
+    boundaries_[depth_] = boundaries_[depth_ - 1] + (parser_.boundary_at(depth_) ? 1 : 0);
+    return true;
+  }
+
+  // Every way to read `byte` from the stack topped by node n: a byte edge, entering a
+  // sub-rule through a rule edge, or (the frame's rule being final) returning to the parent.
+  void step(uint32_t n, uint8_t byte, int entered) {
+    if (ambiguous_) return;
+    const Node node = nodes_[n];
+    const uint32_t target = byte_target(node.state, byte);
+    if (target != kNone) add_move(push(target, node.parent));
+    const auto rules = g_.rule_edges(node.state);
+    if (!rules.empty() && !(n == 0 && skip_seed_rules_)) {
+      if (entered >= kMaxEnter) {
+        ambiguous_ = true;
+        return;
+      }
+      for (const auto& r : rules) {
+        // A callee whose FIRST set lacks the byte cannot read it: when it is nullable, the
+        // byte is read past it (as its start state would return at once), else not at all.
+        if (!((g_.rule_first(r.rule)[byte >> 6] >> (byte & 63)) & 1)) {
+          if (g_.rule_nullable(r.rule)) step(push(r.target, node.parent), byte, entered + 1);
+          continue;
+        }
+        const uint32_t back = push(r.target, node.parent);
+        step(push(g_.rule_start(r.rule), back), byte, entered + 1);
+      }
+    }
+    if (node.parent != kNone && g_.is_final(node.state)) step(node.parent, byte, entered);
+  }
+
+  void add_move(uint32_t n) {
+    for (uint32_t m : moves_) {
+      if (same_stack(m, n)) return;
+    }
+    moves_.push_back(n);
+    if (moves_.size() > 1) ambiguous_ = true;
+  }
+
+  bool same_stack(uint32_t a, uint32_t b) const {
+    while (a != kNone && b != kNone) {
+      if (nodes_[a].state != nodes_[b].state) return false;
+      a = nodes_[a].parent, b = nodes_[b].parent;
+    }
+    return a == b;
+  }
+
+  const GrammarAutomaton& g_;
+  EarleyParser parser_;
+  uint32_t seed_;
+  bool skip_seed_rules_;
+  std::vector<Node> nodes_;
+  std::vector<uint32_t> top_;         // stack mode: top node per depth
+  std::vector<uint32_t> arena_;       // stack mode: nodes_.size() after each depth
+  std::vector<uint8_t> bytes_;        // the path: bytes_[d] was read to reach depth d
+  std::vector<uint32_t> boundaries_;  // prefix counts of boundary depths
+  std::vector<uint32_t> moves_;
+  bool ambiguous_ = false;
+  size_t depth_ = 0;
+  size_t earley_from_ = kNone;  // depth from which the Earley parser carries the path
+};
+
+}  // namespace lockstep::mask

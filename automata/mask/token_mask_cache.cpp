@@ -1,0 +1,364 @@
+// automata/mask/token_mask_cache.cpp — the mask cache itself: lookup and computation of a
+// state's mask (shared, composed or walked), precomputation, statistics.
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "automata/mask/impl.h"
+#include "automata/mask/shared_caches.h"
+#include "automata/mask/state_walker.h"
+#include "automata/token_bitmask.h"
+
+namespace lockstep {
+
+using mask::PartialMask;
+using mask::SharedStateMasks;
+using mask::StateWalker;
+
+// ---------------------------------------------------------------------------------
+// TokenMaskCache: the public face, each call handed to Impl.
+
+TokenMaskCache::TokenMaskCache(std::shared_ptr<const GrammarAutomaton> grammar,
+                               std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits)
+    : impl_(std::make_unique<Impl>(std::move(grammar), std::move(vocabulary), limits)) {}
+
+TokenMaskCache::~TokenMaskCache() = default;  // ~Impl stops and joins the background thread
+
+const StateMask& TokenMaskCache::get(uint32_t state) { return impl_->get(state); }
+void TokenMaskCache::precompute(unsigned threads) { impl_->precompute(threads); }
+void TokenMaskCache::start_background_precompute() { impl_->start_background_precompute(); }
+TokenMaskCache::Stats TokenMaskCache::stats() const { return impl_->stats(); }
+const GrammarAutomaton& TokenMaskCache::grammar() const { return *impl_->grammar_; }
+const Vocabulary& TokenMaskCache::vocabulary() const { return *impl_->vocabulary_; }
+std::shared_ptr<const GrammarAutomaton> TokenMaskCache::shared_grammar() const { return impl_->grammar_; }
+std::shared_ptr<const Vocabulary> TokenMaskCache::shared_vocabulary() const { return impl_->vocabulary_; }
+const ParserLimits& TokenMaskCache::limits() const { return impl_->limits_; }
+ConfigurationCache& TokenMaskCache::configurations() const { return impl_->configurations_; }
+const ClosingData& TokenMaskCache::closing() const { return impl_->closing(); }
+
+// ---------------------------------------------------------------------------------
+// TokenMaskCache::Impl
+
+TokenMaskCache::Impl::Impl(std::shared_ptr<const GrammarAutomaton> grammar,
+                           std::shared_ptr<const Vocabulary> vocabulary, ParserLimits limits)
+    : grammar_(std::move(grammar)),
+      vocabulary_(std::move(vocabulary)),
+      limits_(limits),
+      masks_(grammar_->num_mask_classes()),
+      computing_(grammar_->num_mask_classes(), 0) {
+  for (auto& m : masks_) m.store(nullptr, std::memory_order_relaxed);
+}
+
+TokenMaskCache::Impl::~Impl() {
+  stop_ = true;
+  if (background_.joinable()) background_.join();
+}
+
+std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute_shared(uint32_t state) {
+  const GrammarAutomaton& g = *grammar_;
+  const uint32_t r = g.rule_of(state);
+  const auto& automaton = g.rule_automaton_key(r);
+  if (automaton.empty()) {
+    // A state of a grammar rule: shared by the canonical signature of everything its walk
+    // can reach (the member rules of JSON Schemas recur across schemas by the thousand).
+    std::string key = network_signature(state);
+    if (key.empty()) {
+      ++computations_;
+      return compute(state);
+    }
+    if (auto hit = SharedStateMasks::instance().find(key)) {
+      ++shared_hits_;
+      return hit;
+    }
+    ++computations_;
+    auto mask = compute(state);
+    SharedStateMasks::instance().insert(std::move(key), mask);
+    return mask;
+  }
+  std::string key;
+  auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
+  if (const std::string& sig = signature(state); !sig.empty()) {
+    // The reachable automaton's canonical signature (with FOLLOW and the vocabulary): the
+    // mask is shared with every isomorphic state of any automaton, e.g. the body of a string
+    // after an excluded key's prefix, the last positions of any length bound.
+    key.push_back('S');
+    key.append(sig);
+  } else {
+    key.push_back('A');
+    const uint32_t local = state - g.rule_start(r);
+    put(&local, sizeof local);
+    append_context(key, r);
+    put(automaton.data(), automaton.size() * sizeof(uint32_t));
+  }
+  key.push_back(g.can_end_after(r) ? '1' : '0');
+  if (auto hit = SharedStateMasks::instance().find(key)) {
+    ++shared_hits_;
+    return hit;
+  }
+  ++computations_;
+  auto mask = compute(state);
+  // compute() stored it under the key of its walk's parts already: counted once.
+  SharedStateMasks::instance().insert(std::move(key), mask, /*alias=*/true);
+  return mask;
+}
+
+void TokenMaskCache::Impl::start_background_precompute() {
+  if (background_.joinable()) return;
+  background_ = std::thread([this] {
+    for (uint32_t c = 0; c < masks_.size() && !stop_; ++c) {
+      try {
+        get(grammar_->mask_class_state(c));
+      } catch (...) {
+        // get() on the decode path will raise it again where it matters.
+      }
+    }
+  });
+}
+
+const StateMask& TokenMaskCache::Impl::get(uint32_t state) { return *lookup(state, true); }
+
+const StateMask* TokenMaskCache::Impl::lookup(uint32_t state, bool wait) {
+  const uint32_t c = grammar_->mask_class(state);
+  if (const StateMask* m = masks_[c].load(std::memory_order_acquire)) return m;
+  {
+    std::unique_lock lock(mutex_);
+    if (!wait && computing_[c]) return nullptr;
+    done_.wait(lock, [&] { return !computing_[c]; });
+    if (const StateMask* m = masks_[c].load(std::memory_order_acquire)) return m;
+    computing_[c] = 1;
+  }
+  const StateMask* computed = nullptr;
+  try {
+    std::shared_ptr<const StateMask> m = compute_shared(grammar_->mask_class_state(c));
+    computed = m.get();
+    std::lock_guard lock(mutex_);
+    owned_.push_back(std::move(m));
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    computing_[c] = 0;
+    done_.notify_all();
+    throw;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    masks_[c].store(computed, std::memory_order_release);
+    computing_[c] = 0;
+  }
+  done_.notify_all();
+  return computed;
+}
+
+void TokenMaskCache::Impl::precompute(unsigned threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  std::atomic<uint32_t> next{0};
+  const uint32_t n = grammar_->num_mask_classes();
+  auto work = [&] {
+    for (uint32_t c; (c = next.fetch_add(1)) < n;) get(grammar_->mask_class_state(c));
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
+const ClosingData& TokenMaskCache::Impl::closing() const {
+  std::call_once(closing_once_, [this] { closing_ = std::make_unique<ClosingData>(*grammar_, *vocabulary_); });
+  return *closing_;
+}
+
+TokenMaskCache::Stats TokenMaskCache::Impl::stats() const {
+  Stats s;
+  s.states = masks_.size();
+  s.computations = computations_.load();
+  s.shared = shared_hits_.load();
+  for (const auto& m : masks_) {
+    const StateMask* p = m.load(std::memory_order_acquire);
+    if (!p) continue;
+    ++s.computed;
+    s.memory_bytes += p->memory_bytes();
+    s.compute_seconds += p->compute_us * 1e-6;
+    s.uncertain_tokens += p->uncertain_tokens;
+  }
+  {
+    std::lock_guard lock(segments_mutex_);
+    s.segment_bytes = segment_entries_ * sizeof(int32_t);
+  }
+  return s;
+}
+
+// A state q with rule edges, from its parts: what its byte edges read (a walk that does not
+// enter q's rule edges), and for each rule edge (A → t): the mask of A's start state — its
+// accepted tokens stay inside A, its uncertain suffixes are read on from t — and, A being
+// nullable, the mask of t. The walk over the whole vocabulary through A (the costly part,
+// e.g. every token inside a JSON string) is then done once for A, not once per caller.
+// Only for sub-rules that do not call back into q's rule (another component of the call
+// graph). Returns false (nothing written) when q does not qualify.
+bool TokenMaskCache::Impl::compose(uint32_t state, PartialMask& out) {
+  const GrammarAutomaton& g = *grammar_;
+  const uint32_t rule = g.rule_of(state);
+  const auto edges = g.rule_edges(state);
+  if (edges.empty()) return false;
+  // Worth it only when some sub-rule starts with many bytes (a string body): a narrow one
+  // (whitespace, a keyword) is cheaper to walk through directly.
+  bool broad = false;
+  for (const auto& e : edges) {
+    unsigned first = 0;
+    for (const uint64_t w : g.rule_first(e.rule)) first += static_cast<unsigned>(std::popcount(w));
+    broad = broad || first >= 64;
+  }
+  if (!broad) return false;
+  for (const auto& e : edges) {
+    if (g.rule_component(e.rule) == g.rule_component(rule)) return false;
+    if (g.rule_nullable(e.rule) && (e.target == state || g.rule_edges(e.target).size() > 0)) return false;
+  }
+  // The sub-rules' masks first. A mask being computed (by this thread further up, or by
+  // another) is not waited for: this state then takes the plain walk, so no two
+  // computations ever wait on each other.
+  std::vector<const StateMask*> subs;
+  for (const auto& e : edges) {
+    const StateMask* m = lookup(g.rule_start(e.rule), false);
+    if (!m) return false;
+    subs.push_back(m);
+  }
+  walk_vocabulary(state, true, out);
+  const Vocabulary& vocab = *vocabulary_;
+  for (size_t x = 0; x < edges.size(); ++x) {
+    const auto& e = edges[x];
+    const StateMask& sub = *subs[x];
+    sub.accepted.or_into(out.accepted);
+    // Suffixes after A completes, read on from t (a walk over the sorted suffixes).
+    StateWalker w(g, limits_, e.target, vocab.max_token_bytes(), false);
+    const bool t_final = g.is_final(e.target);
+    for (size_t k = 0; k < sub.suffixes.size(); ++k) {
+      const std::string& sfx = sub.suffixes[k];
+      w.back_to(std::min<size_t>(w.depth(), sub.suffix_common[k]));
+      while (w.depth() < sfx.size() && w.advance(static_cast<uint8_t>(sfx[w.depth()]))) {
+      }
+      const auto& tokens = sub.suffix_tokens[k];
+      if (w.depth() == sfx.size()) {
+        for (int32_t id : tokens) set_bit(out.accepted, static_cast<size_t>(id));
+        continue;
+      }
+      const size_t failed_at = w.depth();
+      for (size_t j = 0; j <= failed_at; ++j) {
+        const bool boundary = j == 0 ? t_final : w.boundary_at(j);
+        if (!boundary || !g.can_follow(rule, static_cast<uint8_t>(sfx[j]))) continue;
+        for (int32_t id : tokens) {
+          out.uncertain.emplace_back(id, static_cast<uint32_t>(vocab.token_bytes(id).size() - (sfx.size() - j)));
+        }
+      }
+    }
+    if (g.rule_nullable(e.rule)) walk_vocabulary(e.target, false, out);  // A skipped: read from t
+  }
+  return true;
+}
+
+namespace {
+
+// The bytes of token u.first from offset u.second on.
+std::string_view suffix_of(const Vocabulary& vocab, const std::pair<int32_t, uint32_t>& u) {
+  return vocab.token_bytes(u.first).substr(u.second);
+}
+
+// Sorts the uncertain (token, offset) pairs by suffix, then token, and drops repeats.
+void sort_by_suffix(const Vocabulary& vocab, std::vector<std::pair<int32_t, uint32_t>>& uncertain) {
+  // Sorted by suffix, then token: compared on their first 8 bytes packed into one
+  // integer (suffixes are mostly that short), the rest only on a tie.
+  struct Key {
+    uint64_t head;
+    uint32_t len;
+    int32_t id;
+    uint32_t offset;
+  };
+  std::vector<Key> keys;
+  keys.reserve(uncertain.size());
+  for (const auto& u : uncertain) {
+    const std::string_view sfx = suffix_of(vocab, u);
+    uint64_t head = 0;
+    for (size_t k = 0; k < 8; ++k) head = head << 8 | (k < sfx.size() ? static_cast<uint8_t>(sfx[k]) : 0u);
+    keys.push_back({head, static_cast<uint32_t>(sfx.size()), u.first, u.second});
+  }
+  auto rest = [&](const Key& k) { return vocab.token_bytes(k.id).substr(k.offset + 8); };
+  std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) {
+    if (a.head != b.head) return a.head < b.head;
+    if (a.len > 8 && b.len > 8) {
+      if (const int c = rest(a).compare(rest(b)); c != 0) return c < 0;
+    } else if (a.len != b.len) {
+      return a.len < b.len;  // equal first bytes: the shorter is a prefix of the longer
+    }
+    return a.id < b.id;
+  });
+  uncertain.clear();
+  for (const Key& k : keys) {
+    // The same token with the same suffix (an offset found twice) once.
+    if (!uncertain.empty() && uncertain.back().first == k.id && uncertain.back().second == k.offset) continue;
+    uncertain.emplace_back(k.id, k.offset);
+  }
+}
+
+// The sorted uncertain tokens grouped by suffix into `out` (suffixes, their common prefixes
+// with the previous one, the tokens behind each).
+void group_by_suffix(const Vocabulary& vocab, const std::vector<std::pair<int32_t, uint32_t>>& uncertain,
+                     StateMask& out) {
+  std::string_view previous;
+  for (size_t i = 0; i < uncertain.size(); ++i) {
+    const std::string_view sfx = suffix_of(vocab, uncertain[i]);
+    if (out.suffixes.empty() || previous != sfx) {
+      uint32_t lcp = 0;
+      while (lcp < previous.size() && lcp < sfx.size() && previous[lcp] == sfx[lcp]) ++lcp;
+      out.suffixes.emplace_back(sfx);
+      out.suffix_common.push_back(out.suffixes.size() == 1 ? 0 : lcp);
+      out.suffix_tokens.emplace_back();
+      previous = sfx;
+    }
+    out.suffix_tokens.back().push_back(uncertain[i].first);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute(uint32_t state) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Vocabulary& vocab = *vocabulary_;
+  PartialMask part;
+  std::string parts_key;
+  const uint32_t rule = grammar_->rule_of(state);
+  // An automaton-only rule's state takes the table walk, unless it calls a rule itself (after
+  // "\uD" in a JSON string: it is walked like any grammar state).
+  if (!grammar_->rule_automaton_key(rule).empty() && grammar_->rule_edges(state).empty() &&
+      byte_classes(rule).calls_walkable) {
+    if (auto hit = walk_automaton(state, part, parts_key)) return hit;  // no bitmask made
+  } else {
+    part.accepted.assign(vocab.bitmask_words(), 0);
+    if (!compose(state, part)) walk_vocabulary(state, false, part);
+  }
+  auto out = std::make_shared<StateMask>();
+  const size_t accepted = count_bits(part.accepted);  // no popcnt instruction on baseline x86-64
+  auto& uncertain = part.uncertain;
+  // A token allowed in every context needs no suffix check.
+  uncertain.erase(std::remove_if(uncertain.begin(), uncertain.end(),
+                                 [&](const auto& u) { return test_bit(part.accepted, static_cast<size_t>(u.first)); }),
+                  uncertain.end());
+  sort_by_suffix(vocab, uncertain);
+  out->uncertain_tokens = uncertain.size();
+  std::vector<int32_t> uncertain_ids;
+  for (const auto& u : uncertain) uncertain_ids.push_back(u.first);
+  std::sort(uncertain_ids.begin(), uncertain_ids.end());
+  uncertain_ids.erase(std::unique(uncertain_ids.begin(), uncertain_ids.end()), uncertain_ids.end());
+  out->rejected = vocab.sorted_text_tokens().size() - accepted - uncertain_ids.size();
+  out->accepted = TokenSet::from_bits(std::move(part.accepted), accepted, vocab.size());
+  group_by_suffix(vocab, uncertain, *out);
+  out->compute_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  if (!parts_key.empty()) SharedStateMasks::instance().insert(std::move(parts_key), out);
+  return out;
+}
+
+}  // namespace lockstep

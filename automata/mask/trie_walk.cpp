@@ -1,0 +1,75 @@
+// automata/mask/trie_walk.cpp — the walk of the sorted vocabulary (a trie) from a grammar
+// state, with StateWalker carrying the parse along each token's bytes.
+#include <algorithm>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include "automata/mask/impl.h"
+#include "automata/mask/state_walker.h"
+#include "automata/token_bitmask.h"
+
+namespace lockstep {
+
+using mask::PartialMask;
+using mask::StateWalker;
+
+std::vector<uint32_t> TokenMaskCache::Impl::all_text_bits() const {
+  std::call_once(all_text_once_, [this] {
+    all_text_.assign(vocabulary_->bitmask_words(), 0);
+    for (const int32_t id : vocabulary_->sorted_text_tokens()) set_bit(all_text_, static_cast<size_t>(id));
+  });
+  return all_text_;
+}
+
+// The walk of the sorted vocabulary from `state` (see StateWalker), into `out`. With
+// `skip_seed_rules`, the seed's own rule edges are not entered (compose() covers them).
+void TokenMaskCache::Impl::walk_vocabulary(uint32_t state, bool skip_seed_rules, PartialMask& out) const {
+  const GrammarAutomaton& g = *grammar_;
+  const Vocabulary& vocab = *vocabulary_;
+  const uint32_t rule = g.rule_of(state);
+  StateWalker w(g, limits_, state, vocab.max_token_bytes(), skip_seed_rules);
+  const auto sorted = vocab.sorted_text_tokens();
+  const auto common = vocab.sorted_common_prefix();
+
+  // A token that fails after `failed_at` bytes is uncertain through every earlier depth at
+  // which the rule can complete and whose next byte can follow the rule. Those depths and
+  // bytes lie in the failed prefix, so the answer is the same for every token sharing it.
+  auto classify_failed = [&](int32_t id, std::string_view bytes, size_t failed_at) {
+    bool any = false;
+    for (size_t j = 1; j <= failed_at && w.boundaries_upto(failed_at) != 0; ++j) {
+      if (!w.boundary_at(j) || !g.can_follow(rule, static_cast<uint8_t>(bytes[j]))) continue;
+      out.uncertain.emplace_back(id, static_cast<uint32_t>(j));
+      any = true;
+    }
+    return any;
+  };
+
+  size_t dead = 0;  // length of a rejected prefix of the current path, or 0
+  bool dead_uncertain = false;  // tokens with that prefix are uncertain
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    const int32_t id = sorted[i];
+    const std::string_view bytes = vocab.sorted_bytes(i);
+    if (dead != 0 && common[i] >= dead) {
+      if (!dead_uncertain) {
+        // Every token with this prefix is rejected: skip the run.
+        i = vocab.sorted_prefix_end(i, dead) - 1;
+      } else {
+        classify_failed(id, bytes, dead - 1);
+      }
+      continue;
+    }
+    dead = 0;
+    w.back_to(std::min<size_t>(w.depth(), common[i]));
+    while (w.depth() < bytes.size() && w.advance(static_cast<uint8_t>(bytes[w.depth()]))) {
+    }
+    if (w.depth() == bytes.size()) {
+      set_bit(out.accepted, static_cast<size_t>(id));
+    } else {
+      dead = w.depth() + 1;
+      dead_uncertain = classify_failed(id, bytes, w.depth());
+    }
+  }
+}
+
+}  // namespace lockstep
