@@ -29,6 +29,7 @@ struct CompiledGrammar::Impl {
   TokenizerInfo tokenizer;
   std::shared_ptr<TokenMaskCache> cache;
   std::vector<std::string> warnings;
+  size_t automaton_bytes = 0;  // measured once, when compiled
 };
 
 const char* CompiledGrammar::kind_name(Kind k) {
@@ -104,11 +105,7 @@ size_t CompiledGrammar::num_computed_masks() const { return impl_->cache->stats(
 
 size_t CompiledGrammar::memory_bytes() const {
   const auto stats = impl_->cache->stats();
-  const GrammarAutomaton& g = impl_->cache->grammar();
-  // The automaton's arrays: about 24 bytes per state plus its edges (8 bytes each).
-  size_t edges = 0;
-  for (uint32_t s = 0; s < g.num_states(); ++s) edges += g.byte_edges(s).size() + g.rule_edges(s).size();
-  return impl_->source.size() + stats.memory_bytes + stats.segment_bytes + size_t{24} * g.num_states() + 8 * edges;
+  return impl_->source.size() + impl_->automaton_bytes + stats.memory_bytes + stats.segment_bytes;
 }
 
 std::string CompiledGrammar::serialize() const {
@@ -177,6 +174,12 @@ struct GrammarCompiler::Impl {
   CompiledGrammar finish(CompiledGrammar::Impl&& impl, Grammar&& grammar) {
     add_grammar_warnings(grammar, impl.warnings);
     auto automaton = GrammarAutomaton::compile(std::move(grammar));
+    // The automaton's arrays: about 24 bytes per state plus its edges (8 bytes each).
+    size_t edges = 0;
+    for (uint32_t s = 0; s < automaton->num_states(); ++s) {
+      edges += automaton->byte_edges(s).size() + automaton->rule_edges(s).size();
+    }
+    impl.automaton_bytes = size_t{24} * automaton->num_states() + 8 * edges;
     impl.tokenizer = tokenizer;
     impl.cache = std::make_shared<TokenMaskCache>(std::move(automaton), tokenizer.vocabulary());
     return CompiledGrammar(std::make_shared<const CompiledGrammar::Impl>(std::move(impl)));
@@ -184,7 +187,7 @@ struct GrammarCompiler::Impl {
 
   CompiledGrammar from_schema(CompiledGrammar::Kind kind, std::string source, const JsonSchemaOptions& options,
                               bool parallel, CompiledSchema&& cs) {
-    CompiledGrammar::Impl impl{kind, std::move(source), "", options, parallel, tokenizer, nullptr, {}};
+    CompiledGrammar::Impl impl{kind, std::move(source), "", options, parallel, tokenizer, nullptr, {}, 0};
     impl.warnings = cs.warnings;
     for (const auto& u : cs.unenforced) impl.warnings.push_back(u + ": not enforced");
     return finish(std::move(impl), std::move(cs.grammar));
@@ -211,7 +214,7 @@ CompiledGrammar GrammarCompiler::compile_json_schema(std::string_view schema, co
 CompiledGrammar GrammarCompiler::compile_builtin_json(const JsonSchemaOptions& options) {
   const std::string key = "builtin_json\n" + options_json(options).dump();
   return impl_->get(key, [&] {
-    CompiledGrammar::Impl impl{CompiledGrammar::Kind::kBuiltinJson, "", "", options, false, impl_->tokenizer, nullptr, {}};
+    CompiledGrammar::Impl impl{CompiledGrammar::Kind::kBuiltinJson, "", "", options, false, impl_->tokenizer, nullptr, {}, 0};
     return impl_->finish(std::move(impl), json_value_grammar(options));
   });
 }
@@ -229,7 +232,7 @@ CompiledGrammar GrammarCompiler::compile_tools(std::string_view tools, const Jso
 CompiledGrammar GrammarCompiler::compile_regex(std::string_view pattern) {
   const std::string key = "regex\n" + std::string(pattern);
   return impl_->get(key, [&] {
-    CompiledGrammar::Impl impl{CompiledGrammar::Kind::kRegex, std::string(pattern), "", {}, false, impl_->tokenizer, nullptr, {}};
+    CompiledGrammar::Impl impl{CompiledGrammar::Kind::kRegex, std::string(pattern), "", {}, false, impl_->tokenizer, nullptr, {}, 0};
     return impl_->finish(std::move(impl), parse_regex(pattern));
   });
 }
@@ -238,7 +241,7 @@ CompiledGrammar GrammarCompiler::compile_grammar(std::string_view gbnf, std::str
   const std::string key = fmt::format("grammar\n{}\n{}", root_rule, gbnf);
   return impl_->get(key, [&] {
     CompiledGrammar::Impl impl{CompiledGrammar::Kind::kGrammar, std::string(gbnf), std::string(root_rule), {}, false,
-                               impl_->tokenizer, nullptr, {}};
+                               impl_->tokenizer, nullptr, {}, 0};
     return impl_->finish(std::move(impl), parse_gbnf(gbnf, root_rule));
   });
 }
