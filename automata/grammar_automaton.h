@@ -109,6 +109,7 @@ class GrammarAutomaton {
 
  private:
   friend class AutomatonBuilder;
+  friend struct AutomatonAnalysis;
   Grammar grammar_;
   uint32_t root_ = 0;
   std::vector<uint32_t> rule_start_;
