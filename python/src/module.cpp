@@ -259,10 +259,10 @@ NB_MODULE(_core, m) {
         row_of(bitmask, 0, &stride);
         const size_t rows = bitmask.ndim() == 2 ? bitmask.shape(0) : 1;
         auto* base = static_cast<uint32_t*>(bitmask.data());
+        if (indices && indices->size() != matchers.size()) throw nb::value_error("indices and matchers differ in length");
         std::vector<GrammarMatcher*> by_row(rows, nullptr);
         for (size_t i = 0; i < matchers.size(); ++i) {
           const int64_t row = indices ? (*indices)[i] : static_cast<int64_t>(i);
-          if (indices && indices->size() != matchers.size()) throw nb::value_error("indices and matchers differ in length");
           if (row < 0 || static_cast<size_t>(row) >= rows) {
             throw nb::index_error(("row " + std::to_string(row) + " is outside the bitmask's " + std::to_string(rows) +
                                    " rows").c_str());

@@ -136,6 +136,8 @@ def test_batch_fill_equals_one_by_one(shared, compiler, llama3):
     assert (batch[1] == -1).all() and (batch[4] == -1).all()  # rows without a matcher: untouched
     with pytest.raises(IndexError):
         lockstep.fill_next_token_bitmasks(matchers, batch, indices=[0, 2, 3, 6])
+    with pytest.raises(ValueError, match="differ in length"):
+        lockstep.fill_next_token_bitmasks(matchers, batch, indices=[0])
 
 
 def test_bitmask_shape_errors(compiler, llama3):
