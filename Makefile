@@ -8,6 +8,9 @@
 #   make test-integrations      lockstep inside Hugging Face transformers, vLLM and SGLang, each
 #                               from PyPI into its own virtual environment (.venv-vllm,
 #                               .venv-sglang; several GB); docs/integrations.md
+#   make compare                lockstep beside XGrammar, llguidance, outlines-core and llama.cpp
+#                               on MaskBench files (.venv-compare from PyPI; docs/compare.md);
+#                               COMPARE_ARGS passes options to bench/compare/run.py
 #   make test-sanitize          one clang build with AddressSanitizer and UBSan (build-asan/):
 #                               the test suite, then every libFuzzer target for
 #                               FUZZ_SMOKE_SECONDS (default 20) each; CI runs it
@@ -23,7 +26,7 @@ FUZZ_TARGETS ?=
 FUZZ_BUILD_DIR ?= build-fuzz
 ASAN_BUILD_DIR ?= build-asan
 
-.PHONY: all deps build demo test bench clean fuzz test-sanitize test-python-install test-integrations
+.PHONY: all deps build demo test bench clean fuzz test-sanitize test-python-install test-integrations compare
 
 all: build
 
@@ -52,6 +55,10 @@ test-integrations: build
 	  python/tests_integrations/test_hf.py python/tests_integrations/test_vllm.py
 	$(INTEGRATION_ENV) $$(bash scripts/python-env.sh --for sglang) -m pytest -q -p no:cacheprovider \
 	  python/tests_integrations/test_sglang.py
+
+COMPARE_ARGS ?=
+compare: deps
+	bash bench/compare/run.sh $(COMPARE_ARGS)
 
 test-python-install: deps
 	@bash scripts/fetch-model.sh

@@ -4,19 +4,22 @@
 #   (no option)    .venv          python/requirements-test.txt: the extension module's build
 #                                 and the pytest suite (`make test`)
 #   --for NAME     .venv-NAME     python/requirements-NAME.txt: vllm (vLLM, transformers, torch)
-#                                 or sglang, for `make test-integrations`
+#                                 or sglang, for `make test-integrations`;
+#                                 compare: bench/compare/requirements.txt, for `make compare`
 # Idempotent: does nothing when the requirements file has not changed since the last run.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 venv="$here/.venv"
 reqs=("$here/python/requirements-test.txt")
 if [ $# -gt 0 ]; then
-  if [ "$1" != "--for" ] || [ $# -ne 2 ] || [ ! -f "$here/python/requirements-$2.txt" ]; then
-    echo "python-env: usage: python-env.sh [--for vllm|sglang]" >&2
+  file="$here/python/requirements-${2:-}.txt"
+  [ "${2:-}" = compare ] && file="$here/bench/compare/requirements.txt"
+  if [ "$1" != "--for" ] || [ $# -ne 2 ] || [ ! -f "$file" ]; then
+    echo "python-env: usage: python-env.sh [--for vllm|sglang|compare]" >&2
     exit 2
   fi
   venv="$here/.venv-$2"
-  reqs=("$here/python/requirements-$2.txt")
+  reqs=("$file")
 fi
 python="${PYTHON:-python3}"
 if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
