@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import report  # noqa: E402
+from engines import ENGINES  # noqa: E402
 
 SHARED = Path(os.environ.get("LOCKSTEP_SHARED_DIR", ROOT.parent / "shared"))
 DEFAULT_ENGINES = "lockstep,xgrammar,llguidance,outlines-core,llama.cpp"
@@ -135,6 +136,9 @@ def main() -> int:
         report.print_report(out)
         return 0
     engines = [e.strip() for e in a.engines.split(",") if e.strip()]
+    unknown = [e for e in engines if e not in ENGINES]
+    if unknown or not engines:
+        p.error(f"--engines: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(ENGINES)}")
     labels = engines + (["lockstep (service)"] if a.service else [])
     if "llama.cpp" in engines and not Path(a.gguf_vocab).exists():
         subprocess.run([sys.executable, str(HERE / "gguf_vocab.py"), a.tokenizer, a.gguf_vocab],
