@@ -36,6 +36,7 @@ def _bit(mask: np.ndarray, token: int) -> bool:
 class Engine:
     name = ""
     package = ""
+    keep_compiler = False  # service mode: one compiler (and its caches) for every schema
 
     def version(self) -> str:
         return package_version(self.package)
@@ -75,7 +76,7 @@ class Lockstep(Engine):
         self.compiler = None
 
     def compile(self, schema_text):
-        if self.compiler is None or not getattr(self, "keep_compiler", False):
+        if self.compiler is None or not self.keep_compiler:
             self.compiler = self.lib.GrammarCompiler(self.info, max_threads=1)
         self.grammar = self.compiler.compile_json_schema(schema_text, whitespace="flexible",
                                                          property_order="any")
@@ -178,7 +179,8 @@ class OutlinesCore(Engine):
         for text, token in spec["model"]["vocab"].items():
             by_bytes.setdefault(bytes(table[c] for c in text), []).append(token)
         self.vocabulary = outlines_core.Vocabulary(LLAMA3_EOS, by_bytes)
-        self.mask = np.zeros((128256 + 31) // 32, dtype=np.int32)
+        ids = [*spec["model"]["vocab"].values(), *(t["id"] for t in spec.get("added_tokens", []))]
+        self.mask = np.zeros((max(ids) + 1 + 31) // 32, dtype=np.int32)
 
     def compile(self, schema_text):
         regex = self.oc.json_schema.build_regex_from_schema(schema_text)

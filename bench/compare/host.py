@@ -123,6 +123,16 @@ def run_forked(engine: engines.Engine, request: dict, time_limit: float, mem_lim
     return r
 
 
+def address_space_limit(extra_gib: float) -> int:
+    """RLIMIT_AS for a schema's process: what this process already maps (libraries, the
+    vocabulary) plus `extra_gib`; 0 (no limit) when `extra_gib` is 0."""
+    if not extra_gib:
+        return 0
+    with open("/proc/self/statm") as f:
+        mapped = int(f.read().split()[0]) * resource.getpagesize()
+    return mapped + int(extra_gib * (1 << 30))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("engine", choices=sorted(engines.ENGINES))
@@ -137,12 +147,7 @@ def main() -> None:
     engine = engines.make(a.engine)
     engine.load(a.tokenizer, a.gguf_vocab)
     engine.keep_compiler = a.service
-    mem_limit = 0
-    if a.mem_limit_gib:
-        # The limit is on top of what the loaded host already maps (libraries, vocabulary).
-        with open("/proc/self/statm") as f:
-            mapped = int(f.read().split()[0]) * resource.getpagesize()
-        mem_limit = mapped + int(a.mem_limit_gib * (1 << 30))
+    mem_limit = address_space_limit(a.mem_limit_gib)
     print(json.dumps({"ready": engine.name, "version": engine.version()}), flush=True)
     for line in sys.stdin:
         request = json.loads(line)

@@ -96,10 +96,8 @@ def test_a_schema_that_kills_its_process_is_a_crash():
 
 
 def test_the_memory_limit_stops_an_engine_that_grows():
-    with open("/proc/self/statm") as f:
-        mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     r = host.run_forked(Grows(), {"schema": "{}", "tests": []}, time_limit=10,
-                        mem_limit=mapped + (256 << 20))
+                        mem_limit=host.address_space_limit(0.25))
     assert r["status"] == "compile_error" and "MemoryError" in r["error"]
 
 
