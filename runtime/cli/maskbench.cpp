@@ -6,9 +6,13 @@
 // (separators ", " and ": ", UTF-8 kept) and compactly, token by token through the matcher:
 // a valid instance must pass every mask and end accepted; an invalid one must be stopped.
 // Schemas run in forked worker processes, so a crash or a timeout costs one schema, not the
-// run.
+// run. Two modes: `shared` keeps each worker's process-wide caches from one schema to the
+// next (a long-running service); `fresh` forks a child per schema from a worker that has
+// loaded and indexed the vocabulary, so no grammar-level cache is carried over (a new process,
+// or a service meeting a schema unlike any before).
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +51,7 @@ struct Args {
   std::string property_order = "any";
   double timeout_s = 60;
   unsigned workers = 0;
+  std::string mode = "both";
 };
 
 // Python's repr(float), which json.dumps writes: the shortest round-trip digits, in fixed
@@ -121,10 +126,28 @@ struct Result {
   std::vector<float> mask_us;
 };
 
+// One test instance, serialized and tokenized before any clock starts (as every engine's
+// benchmark does: tokenization is not the grammar engine's work).
+struct Instance {
+  bool valid = false;
+  std::string text;
+  std::vector<int32_t> ids;
+};
+
 // Runs one file in this process.
 Result run_file(const fs::path& path, const Tokenizer& tok, const JsonSchemaOptions& options) {
   Result r;
   const ojson file = ojson::parse(read_file(path.string()));
+  std::vector<Instance> instances;
+  for (const auto& t : file.value("tests", ojson::array())) {
+    std::string spaced, compact;
+    dump_python(t["data"], spaced, false);
+    dump_python(t["data"], compact, true);
+    for (std::string* text : {&spaced, &compact}) {
+      std::vector<int32_t> ids = tok.encode_continuation(*text);
+      instances.push_back({t.value("valid", false), std::move(*text), std::move(ids)});
+    }
+  }
   const auto t0 = Clock::now();
   std::shared_ptr<TokenMaskCache> cache;
   try {
@@ -140,43 +163,37 @@ Result run_file(const fs::path& path, const Tokenizer& tok, const JsonSchemaOpti
   }
   std::vector<uint32_t> mask(tok.vocabulary().bitmask_words());
   bool first = true;
-  for (const auto& t : file.value("tests", ojson::array())) {
-    const bool valid = t.value("valid", false);
-    std::string spaced, compact;
-    dump_python(t["data"], spaced, false);
-    dump_python(t["data"], compact, true);
-    for (const std::string& text : {spaced, compact}) {
-      EarleyMatcher m(cache);
-      const std::vector<int32_t> ids = tok.encode_continuation(text);
-      bool rejected = false;
-      for (size_t i = 0; i <= ids.size() && !rejected; ++i) {
-        const auto tm = Clock::now();
-        m.fill_next_token_bitmask(mask);
-        const double us = std::chrono::duration<double, std::micro>(Clock::now() - tm).count();
-        if (first) {
-          r.ttfm_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-          first = false;
-        }
-        r.mask_us.push_back(static_cast<float>(us));
-        r.mask_us_max = std::max(r.mask_us_max, us);
-        if (i == ids.size()) {
-          rejected = !m.is_accepting();
-          break;
-        }
-        ++r.tokens;
-        const int32_t id = ids[i];
-        if (!test_bit(mask, static_cast<size_t>(id)) || !m.accept_token(id)) rejected = true;
+  for (const Instance& instance : instances) {
+    EarleyMatcher m(cache);
+    const std::vector<int32_t>& ids = instance.ids;
+    bool rejected = false;
+    for (size_t i = 0; i <= ids.size() && !rejected; ++i) {
+      const auto tm = Clock::now();
+      m.fill_next_token_bitmask(mask);
+      const double us = std::chrono::duration<double, std::micro>(Clock::now() - tm).count();
+      if (first) {
+        r.ttfm_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+        first = false;
       }
-      if (valid && rejected) {
-        r.status = "validation_error";
-        r.error = "valid instance rejected: " + text.substr(0, 200);
-        return r;
+      r.mask_us.push_back(static_cast<float>(us));
+      r.mask_us_max = std::max(r.mask_us_max, us);
+      if (i == ids.size()) {
+        rejected = !m.is_accepting();
+        break;
       }
-      if (!valid && !rejected) {
-        r.status = "invalidation_error";
-        r.error = "invalid instance accepted: " + text.substr(0, 200);
-        return r;
-      }
+      ++r.tokens;
+      const int32_t id = ids[i];
+      if (!test_bit(mask, static_cast<size_t>(id)) || !m.accept_token(id)) rejected = true;
+    }
+    if (instance.valid && rejected) {
+      r.status = "validation_error";
+      r.error = "valid instance rejected: " + instance.text.substr(0, 200);
+      return r;
+    }
+    if (!instance.valid && !rejected) {
+      r.status = "invalidation_error";
+      r.error = "invalid instance accepted: " + instance.text.substr(0, 200);
+      return r;
     }
   }
   if (first) {
@@ -195,6 +212,20 @@ std::string encode_result(const Result& r) {
   return j.dump(-1, ' ', false, ojson::error_handler_t::replace) + "\n";
 }
 
+Result decode_result(const std::string& line) {
+  const ojson j = ojson::parse(line);
+  Result r;
+  r.status = j["status"];
+  r.ttfm_us = j["ttfm_us"];
+  r.schema_us = j["schema_us"];
+  r.grammar_us = j["grammar_us"];
+  r.tokens = j["tokens"];
+  r.mask_us_max = j["mask_us_max"];
+  r.error = j["error"];
+  r.mask_us = j["mask_us"].get<std::vector<float>>();
+  return r;
+}
+
 // A forked worker: reads file paths (one per line) on `in`, writes one result line on `out`.
 struct Worker {
   pid_t pid = -1;
@@ -204,7 +235,48 @@ struct Worker {
   Clock::time_point started;
 };
 
-Worker spawn(const Tokenizer& tok, const JsonSchemaOptions& options) {
+// Runs one file in a child forked for it (fresh mode): the child dies with the worker, and a
+// child that dies without a result is reported as a crash.
+Result run_file_in_child(const std::string& path, const Tokenizer& tok, const JsonSchemaOptions& options) {
+  int up[2];
+  if (pipe(up) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    close(up[0]);
+    Result r;
+    try {
+      r = run_file(path, tok, options);
+    } catch (const std::exception& e) {
+      r.status = "crash";
+      r.error = e.what();
+    }
+    const std::string s = encode_result(r);
+    size_t done = 0;
+    while (done < s.size()) {
+      const ssize_t n = write(up[1], s.data() + done, s.size() - done);
+      if (n <= 0) _exit(1);
+      done += static_cast<size_t>(n);
+    }
+    _exit(0);
+  }
+  close(up[1]);
+  std::string text;
+  char buf[65536];
+  for (ssize_t n; (n = read(up[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  close(up[0]);
+  waitpid(pid, nullptr, 0);
+  if (text.empty() || text.back() != '\n') {
+    Result r;
+    r.status = "crash";
+    r.error = "the process of this schema died";
+    return r;
+  }
+  return decode_result(text);
+}
+
+Worker spawn(const Tokenizer& tok, const JsonSchemaOptions& options, bool fresh) {
   int down[2], up[2];
   if (pipe(down) != 0 || pipe(up) != 0) throw std::runtime_error("pipe failed");
   const pid_t pid = fork();
@@ -222,7 +294,7 @@ Worker spawn(const Tokenizer& tok, const JsonSchemaOptions& options) {
       if (!p.empty() && p.back() == '\n') p.pop_back();
       Result r;
       try {
-        r = run_file(p, tok, options);
+        r = fresh ? run_file_in_child(p, tok, options) : run_file(p, tok, options);
       } catch (const std::exception& e) {
         r.status = "crash";
         r.error = e.what();
@@ -249,23 +321,13 @@ double pct(std::vector<float>& v, double q) {
   return v[i];
 }
 
-void run(const Args& a) {
-  std::vector<fs::path> files = json_files(a.inputs);
-  const auto tok = load_tokenizer(a.tokenizer);
-  JsonSchemaOptions options;
-  if (a.property_order == "schema") options.property_order = JsonSchemaOptions::PropertyOrder::kSchema;
-  else if (a.property_order == "any") options.property_order = JsonSchemaOptions::PropertyOrder::kAny;
-  else throw std::runtime_error("--property-order is 'any' or 'schema'");
-
-  std::unique_ptr<std::ofstream> jsonl;
-  if (!a.jsonl.empty()) {
-    jsonl = std::make_unique<std::ofstream>(a.jsonl);
-    if (!*jsonl) throw std::runtime_error(fmt::format("{}: cannot write", a.jsonl));
-  }
+// Runs every file in `a.workers` worker processes: returns one result per file.
+std::vector<Result> run_mode(const Args& a, const std::vector<fs::path>& files, const Tokenizer& tok,
+                             const JsonSchemaOptions& options, bool fresh) {
   std::vector<Result> results(files.size());
   const unsigned n_workers = a.workers ? a.workers : std::max(1u, std::thread::hardware_concurrency());
   std::vector<Worker> workers;
-  for (unsigned i = 0; i < n_workers; ++i) workers.push_back(spawn(*tok, options));
+  for (unsigned i = 0; i < n_workers; ++i) workers.push_back(spawn(tok, options, fresh));
   size_t next = 0, done = 0;
   auto assign = [&](Worker& w) {
     if (next >= files.size()) return;
@@ -278,14 +340,14 @@ void run(const Args& a) {
     results[w.file] = std::move(r);
     ++done;
     w.file = SIZE_MAX;
-    if (done % 500 == 0) std::fprintf(stderr, "maskbench: %zu / %zu\n", done, files.size());
+    if (done % 500 == 0) std::fprintf(stderr, "maskbench (%s): %zu / %zu\n", fresh ? "fresh" : "shared", done, files.size());
   };
   auto restart = [&](Worker& w) {
     kill(w.pid, SIGKILL);
     waitpid(w.pid, nullptr, 0);
     close(w.to);
     close(w.from);
-    w = spawn(*tok, options);
+    w = spawn(tok, options, fresh);
   };
   for (auto& w : workers) assign(w);
   while (done < files.size()) {
@@ -311,17 +373,8 @@ void run(const Args& a) {
         w.buffer.append(buf, static_cast<size_t>(n));
         const size_t nl = w.buffer.find('\n');
         if (nl != std::string::npos) {
-          const ojson j = ojson::parse(w.buffer.substr(0, nl));
+          Result r = decode_result(w.buffer.substr(0, nl));
           w.buffer.erase(0, nl + 1);
-          Result r;
-          r.status = j["status"];
-          r.ttfm_us = j["ttfm_us"];
-          r.schema_us = j["schema_us"];
-          r.grammar_us = j["grammar_us"];
-          r.tokens = j["tokens"];
-          r.mask_us_max = j["mask_us_max"];
-          r.error = j["error"];
-          r.mask_us = j["mask_us"].get<std::vector<float>>();
           finish(w, std::move(r));
           assign(w);
         }
@@ -341,6 +394,11 @@ void run(const Args& a) {
     waitpid(w.pid, nullptr, 0);
   }
 
+  return results;
+}
+
+// Prints the summary of one mode and appends its lines to `jsonl`.
+void report(const char* mode, const std::vector<fs::path>& files, const std::vector<Result>& results, std::ofstream* jsonl) {
   std::map<std::string, size_t> counts;
   std::vector<float> masks, ttfm;
   size_t tokens = 0;
@@ -351,7 +409,7 @@ void run(const Args& a) {
     masks.insert(masks.end(), r.mask_us.begin(), r.mask_us.end());
     if (r.status != "compile_error" && r.status != "crash" && r.status != "timeout") ttfm.push_back(static_cast<float>(r.ttfm_us));
     if (jsonl) {
-      ojson j = {{"file", files[i].filename().string()}, {"status", r.status}, {"ttfm_us", r.ttfm_us},
+      ojson j = {{"file", files[i].filename().string()}, {"mode", mode}, {"status", r.status}, {"ttfm_us", r.ttfm_us},
                  {"schema_us", r.schema_us}, {"grammar_us", r.grammar_us},
                  {"tokens", r.tokens}, {"mask_us_max", r.mask_us_max}};
       if (!r.error.empty()) j["error"] = r.error;
@@ -368,6 +426,8 @@ void run(const Args& a) {
     std::printf("%-20s avg %8.1f  p25 %8.1f  p50 %8.1f  p75 %8.1f  p90 %8.1f  p95 %8.1f  p99 %8.1f  p99.9 %9.1f  max %9.1f\n",
                 name, avg, pct(v, .25), pct(v, .5), pct(v, .75), pct(v, .9), pct(v, .95), pct(v, .99), pct(v, .999), pct(v, 1));
   };
+  std::printf("%s\n", std::string(mode) == "fresh" ? "fresh: a new process per schema (no cache carried over from another schema)"
+                                                   : "shared: one process per worker, its caches kept from schema to schema");
   row("mask time (µs)", masks, mean);
   row("time to 1st mask", ttfm, tmean);
   std::printf("tokens %zu   schemas %zu   passing %zu (%.1f%%)   compile error %zu   crash %zu   timeout %zu   "
@@ -375,6 +435,32 @@ void run(const Args& a) {
               tokens, files.size(), counts["pass"], 100.0 * static_cast<double>(counts["pass"]) / std::max<size_t>(1, files.size()),
               counts["compile_error"], counts["crash"], counts["timeout"], counts["validation_error"],
               counts["invalidation_error"]);
+}
+
+void run(const Args& a) {
+  std::vector<fs::path> files = json_files(a.inputs);
+  const auto tok = load_tokenizer(a.tokenizer);
+  JsonSchemaOptions options;
+  if (a.property_order == "schema") options.property_order = JsonSchemaOptions::PropertyOrder::kSchema;
+  else if (a.property_order == "any") options.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+  else throw std::runtime_error("--property-order is 'any' or 'schema'");
+
+  std::unique_ptr<std::ofstream> jsonl;
+  if (!a.jsonl.empty()) {
+    jsonl = std::make_unique<std::ofstream>(a.jsonl);
+    if (!*jsonl) throw std::runtime_error(fmt::format("{}: cannot write", a.jsonl));
+  }
+  const bool shared = a.mode == "shared" || a.mode == "both";
+  const bool fresh = a.mode == "fresh" || a.mode == "both";
+  if (!shared && !fresh) throw std::runtime_error("--mode is 'shared', 'fresh' or 'both'");
+  if (shared) {
+    report("shared", files, run_mode(a, files, *tok, options, false), jsonl.get());
+    std::fflush(stdout);
+  }
+  if (fresh) {
+    if (shared) std::printf("\n");
+    report("fresh", files, run_mode(a, files, *tok, options, true), jsonl.get());
+  }
 }
 
 }  // namespace
@@ -388,6 +474,10 @@ void add_maskbench(CLI::App& bench) {
   cmd->add_option("--property-order", args->property_order, "any (JSON semantics) or schema")->capture_default_str();
   cmd->add_option("--timeout", args->timeout_s, "Seconds allowed per schema")->capture_default_str();
   cmd->add_option("--workers", args->workers, "Worker processes (0: one per core)")->capture_default_str();
+  cmd->add_option("--mode", args->mode,
+                  "shared (caches kept from schema to schema), fresh (a new process per schema) or both")
+      ->check(CLI::IsMember({"shared", "fresh", "both"}))
+      ->capture_default_str();
   cmd->callback([args] { run(*args); });
 }
 

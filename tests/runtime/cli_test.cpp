@@ -341,22 +341,36 @@ TEST(Cli, MaskBenchRunsADirectoryAndWritesOneJsonLinePerFile) {
   const std::string jsonl = (dir / "out.jsonl").string();
   const CliResult r = run_cli({"bench", "maskbench", dir.string(), "--jsonl", jsonl, "--timeout", "60"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("mask time (µs)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("schemas 3"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("passing 1"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("compile error 1"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("validation error 1"), std::string::npos) << r.out;
-  std::map<std::string, std::string> status;
+  // Both modes by default: shared caches first, then a fresh process per schema; each
+  // reports the same outcomes.
+  const size_t fresh_at = r.out.find("fresh: a new process per schema");
+  ASSERT_NE(fresh_at, std::string::npos) << r.out;
+  ASSERT_EQ(r.out.find("shared: one process per worker"), 0u) << r.out;
+  for (const std::string& part : {r.out.substr(0, fresh_at), r.out.substr(fresh_at)}) {
+    EXPECT_NE(part.find("mask time (µs)"), std::string::npos) << r.out;
+    EXPECT_NE(part.find("schemas 3"), std::string::npos) << r.out;
+    EXPECT_NE(part.find("passing 1"), std::string::npos) << r.out;
+    EXPECT_NE(part.find("compile error 1"), std::string::npos) << r.out;
+    EXPECT_NE(part.find("validation error 1"), std::string::npos) << r.out;
+  }
+  std::map<std::pair<std::string, std::string>, std::string> status;
   std::istringstream lines_in(test_data::read_file(jsonl));
   for (std::string line; std::getline(lines_in, line);) {
     const auto j = nlohmann::json::parse(line);
-    status[j.at("file")] = j.at("status");
+    status[{j.at("mode"), j.at("file")}] = j.at("status");
     EXPECT_TRUE(j.contains("ttfm_us") && j.contains("tokens") && j.contains("mask_us_max")) << line;
   }
+  EXPECT_EQ(status.size(), 6u);
+  for (const char* mode : {"shared", "fresh"}) {
+    EXPECT_EQ((status[{mode, "a-pass.json"}]), "pass") << mode;
+    EXPECT_EQ((status[{mode, "b-compile-error.json"}]), "compile_error") << mode;
+    EXPECT_EQ((status[{mode, "c-validation-error.json"}]), "validation_error") << mode;
+  }
+  const CliResult one = run_cli({"bench", "maskbench", dir.string(), "--mode", "fresh"});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out.find("shared:"), std::string::npos) << one.out;
+  EXPECT_EQ(run_cli({"bench", "maskbench", dir.string(), "--mode", "cold"}).exit_code, 2);
   std::filesystem::remove_all(dir);
-  EXPECT_EQ(status["a-pass.json"], "pass");
-  EXPECT_EQ(status["b-compile-error.json"], "compile_error");
-  EXPECT_EQ(status["c-validation-error.json"], "validation_error");
 }
 
 }  // namespace
