@@ -9,6 +9,7 @@
 
 #include "automata/vocabulary.h"
 #include "grammar/limits.h"
+#include "runtime/json_warm_start.h"
 #include "runtime/tokenizer.h"
 
 namespace lockstep {
@@ -96,7 +97,9 @@ TokenizerInfo from_tokenizer(std::unique_ptr<Tokenizer> tok, std::optional<size_
 
 }  // namespace
 
-TokenizerInfo::TokenizerInfo(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+TokenizerInfo::TokenizerInfo(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {
+  prepare_json_building_blocks(impl_->vocabulary);
+}
 
 TokenizerInfo TokenizerInfo::from_file(const std::string& path, std::optional<size_t> vocab_size,
                                        std::optional<std::vector<int32_t>> stop_token_ids) {

@@ -1,6 +1,8 @@
 // automata/direct_automaton.cpp — the byte DFA of a whole-rule code-point automaton, built
 // directly (see rule_automaton.h).
 #include <algorithm>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -26,6 +28,11 @@ namespace {
 // escaped surrogate pairs: the partial state after "\uD" (or "\ud") calls the pair rule of
 // each target's code points (json_escapes.h), so no position has partial states of its own
 // for the pair.
+//
+// Templates depend only on the shape, on JSON or plain text and on whether pairs are read,
+// so they are kept process-wide (a pair call is recorded by its code points, resolved to the
+// grammar's rule when instantiated): the "any character but the quote" shape of a string
+// body is built once, not once per string rule of every grammar.
 class DirectAutomatonDfa {
  public:
   DirectAutomatonDfa(const CharDfa& d, bool json, const Rule& rule, uint32_t max_states, const PairRuleFn* pairs)
@@ -35,12 +42,12 @@ class DirectAutomatonDfa {
   RuleDfa build() {
     if (n_ > max_states_) too_big();
     std::vector<std::vector<Edge>> char_edges(n_);
-    std::unordered_map<std::string, Template> templates;
+    std::unordered_map<std::string, std::shared_ptr<const Template>> templates;
     std::vector<uint32_t> slots;
     for (uint32_t q = 0; q < n_; ++q) {
       // Shape: ranges with targets numbered by first appearance.
       slots.clear();
-      std::string shape;
+      std::string shape(1, static_cast<char>((json_ ? 1 : 0) | (pairs_ ? 2 : 0)));
       for (const auto& e : d_.states()[q].edges) {
         const auto at = std::find(slots.begin(), slots.end(), e.target);
         const auto slot = static_cast<uint32_t>(at - slots.begin());
@@ -48,8 +55,8 @@ class DirectAutomatonDfa {
         for (const uint32_t v : {e.lo, e.hi, slot}) shape.append(reinterpret_cast<const char*>(&v), sizeof v);
       }
       auto [it, fresh] = templates.try_emplace(shape);
-      if (fresh) it->second = make_template(q);
-      char_edges[q] = instantiate(it->second, slots);
+      if (fresh) it->second = template_of(shape, q);
+      char_edges[q] = instantiate(*it->second, slots);
     }
     RuleDfa out;
     for (uint32_t q = 0; q < n_ + interior_.size(); ++q) {
@@ -83,10 +90,50 @@ class DirectAutomatonDfa {
     std::vector<Edge> bytes;
     std::vector<Call> calls;
   };
+  // Calls in a template name an index of `pairs` (the code points of a pair rule).
   struct Template {
     std::vector<Node> nodes;  // children before parents
     std::vector<Edge> root;
+    std::vector<std::vector<CodepointRange>> pairs;
   };
+
+  // Process-wide templates by shape (the flags byte, then ranges and target slots).
+  // Bounded: past kMaxTemplateNodes nodes it starts over.
+  class TemplateCache {
+   public:
+    static TemplateCache& instance() {
+      static TemplateCache* cache = new TemplateCache;  // never destroyed: no exit-order issue
+      return *cache;
+    }
+    std::shared_ptr<const Template> find(const std::string& shape) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      const auto it = map_.find(shape);
+      return it == map_.end() ? nullptr : it->second;
+    }
+    void insert(const std::string& shape, std::shared_ptr<const Template> t) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (nodes_ + t->nodes.size() > kMaxTemplateNodes) {
+        map_.clear();
+        nodes_ = 0;
+      }
+      nodes_ += t->nodes.size() + 1;
+      map_.emplace(shape, std::move(t));
+    }
+
+   private:
+    static constexpr size_t kMaxTemplateNodes = size_t{1} << 20;
+    std::mutex mutex_;
+    std::unordered_map<std::string, std::shared_ptr<const Template>> map_;
+    size_t nodes_ = 0;
+  };
+
+  std::shared_ptr<const Template> template_of(const std::string& shape, uint32_t q) const {
+    TemplateCache& cache = TemplateCache::instance();
+    if (auto t = cache.find(shape)) return t;
+    auto t = std::make_shared<const Template>(make_template(q));
+    cache.insert(shape, t);
+    return t;
+  }
 
   [[noreturn]] void too_big() const {
     throw LimitError(ErrorLocation::at(rule_.where), "rule_automaton_states", max_states_,
@@ -114,6 +161,7 @@ class DirectAutomatonDfa {
   Template make_template(uint32_t q) const {
     std::vector<Item> items;
     std::vector<uint32_t> slots;
+    std::vector<std::vector<CodepointRange>> pair_ranges;
     for (const auto& e : d_.states()[q].edges) {
       const auto at = std::find(slots.begin(), slots.end(), e.target);
       const auto slot = static_cast<uint32_t>(at - slots.begin());
@@ -128,10 +176,12 @@ class DirectAutomatonDfa {
       pair_calls(d_.states()[q].edges, calls);
       for (const PairCall& c : calls) {
         const auto slot = static_cast<uint32_t>(std::find(slots.begin(), slots.end(), c.target) - slots.begin());
-        items.push_back({{one('\\'), one('u'), {{'D', 'D'}, {'d', 'd'}}}, slot, (*pairs_)(c.ranges)});
+        items.push_back({{one('\\'), one('u'), {{'D', 'D'}, {'d', 'd'}}}, slot, static_cast<uint32_t>(pair_ranges.size())});
+        pair_ranges.push_back(c.ranges);
       }
     }
     Template t;
+    t.pairs = std::move(pair_ranges);
     std::unordered_map<std::string, uint32_t> local;
     std::vector<const Item*> all;
     for (const auto& it : items) all.push_back(&it);
@@ -141,6 +191,8 @@ class DirectAutomatonDfa {
 
   std::vector<Edge> instantiate(const Template& t, const std::vector<uint32_t>& targets) {
     std::vector<uint32_t> ids(t.nodes.size());
+    std::vector<uint32_t> pair_rule(t.pairs.size());
+    for (size_t i = 0; i < t.pairs.size(); ++i) pair_rule[i] = (*pairs_)(t.pairs[i]);
     auto map_edges = [&](const std::vector<Edge>& edges) {
       std::vector<Edge> out = edges;
       for (auto& e : out) e.target = e.target & kLeaf ? targets[e.target & ~kLeaf] : ids[e.target];
@@ -148,7 +200,12 @@ class DirectAutomatonDfa {
     };
     for (size_t i = 0; i < t.nodes.size(); ++i) {
       Node node{map_edges(t.nodes[i].bytes), t.nodes[i].calls};
-      for (auto& c : node.calls) c.target = targets[c.target & ~kLeaf];
+      for (auto& c : node.calls) {
+        c.rule = pair_rule[c.rule];
+        c.target = targets[c.target & ~kLeaf];
+      }
+      std::sort(node.calls.begin(), node.calls.end(),
+                [](const Call& a, const Call& b) { return a.rule != b.rule ? a.rule < b.rule : a.target < b.target; });
       auto [it, fresh] = ids_.try_emplace(key_of(node), 0);
       if (fresh) {
         if (n_ + interior_.size() >= max_states_) too_big();

@@ -242,18 +242,22 @@ void AutomatonAnalysis::compute_mask_classes(GrammarAutomaton& g) {
   // Labels: each distinct byte range is one label (edges are kept merged per target, so
   // equivalent states normally list the same ranges; where they do not, the classes only
   // come out finer, never wrong), then one label per rule.
-  std::vector<uint32_t> range_label(256 * 256, UINT32_MAX);
-  uint32_t labels = 0;
+  // Sorted distinct ranges (lo·256 + hi): proportional to the grammar, where a dense table
+  // of all 65,536 ranges would cost a fresh process 256 KB of page faults.
+  std::vector<uint32_t> ranges;
+  for (uint32_t i = 0; i < nr; ++i) {
+    for (const auto& e : g.byte_edges(refined[i])) ranges.push_back(e.lo * 256u + e.hi);
+  }
+  std::sort(ranges.begin(), ranges.end());
+  ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
+  const auto labels = static_cast<uint32_t>(ranges.size());
+  const auto range_label = [&](const GrammarAutomaton::ByteEdge& e) {
+    return static_cast<uint32_t>(std::lower_bound(ranges.begin(), ranges.end(), e.lo * 256u + e.hi) - ranges.begin());
+  };
   std::vector<LabeledTransition> transitions;
   for (uint32_t i = 0; i < nr; ++i) {
-    for (const auto& e : g.byte_edges(refined[i])) {
-      uint32_t& l = range_label[e.lo * 256u + e.hi];
-      if (l == UINT32_MAX) l = labels++;
-    }
-  }
-  for (uint32_t i = 0; i < nr; ++i) {
     const uint32_t q = refined[i];
-    for (const auto& e : g.byte_edges(q)) transitions.push_back({i, range_label[e.lo * 256u + e.hi], local[e.target]});
+    for (const auto& e : g.byte_edges(q)) transitions.push_back({i, range_label(e), local[e.target]});
     for (const auto& e : g.rule_edges(q)) transitions.push_back({i, labels + e.rule, local[e.target]});
   }
   const std::vector<uint32_t> block = coarsest_partition(nr, initial, std::move(transitions));

@@ -32,6 +32,7 @@
 #include "automata/token_bitmask.h"
 #include "runtime/cli/commands.h"
 #include "runtime/cli/json_files.h"
+#include "runtime/json_warm_start.h"
 #include "runtime/mapped_file.h"
 #include "runtime/tokenizer.h"
 #include "schemas/json_schema.h"
@@ -52,6 +53,7 @@ struct Args {
   double timeout_s = 60;
   unsigned workers = 0;
   std::string mode = "both";
+  bool prepare = true;
 };
 
 // Python's repr(float), which json.dumps writes: the shortest round-trip digits, in fixed
@@ -440,6 +442,12 @@ void report(const char* mode, const std::vector<fs::path>& files, const std::vec
 void run(const Args& a) {
   std::vector<fs::path> files = json_files(a.inputs);
   const auto tok = load_tokenizer(a.tokenizer);
+  if (a.prepare) {
+    const auto t0 = Clock::now();
+    prepare_json_building_blocks(tok->shared_vocabulary());
+    std::fprintf(stderr, "maskbench: JSON building blocks prepared for the vocabulary in %.1f ms\n",
+                 std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
   JsonSchemaOptions options;
   if (a.property_order == "schema") options.property_order = JsonSchemaOptions::PropertyOrder::kSchema;
   else if (a.property_order == "any") options.property_order = JsonSchemaOptions::PropertyOrder::kAny;
@@ -478,6 +486,8 @@ void add_maskbench(CLI::App& bench) {
                   "shared (caches kept from schema to schema), fresh (a new process per schema) or both")
       ->check(CLI::IsMember({"shared", "fresh", "both"}))
       ->capture_default_str();
+  cmd->add_flag("!--no-prepare", args->prepare,
+                "Skip preparing the generic JSON building blocks when the vocabulary is loaded (docs/masks.md)");
   cmd->callback([args] { run(*args); });
 }
 
