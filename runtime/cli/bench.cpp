@@ -180,6 +180,7 @@ void add_bench(CLI::App& app) {
   masks->callback([args] { run_masks(*args); });
   add_maskbench(*bench);
   add_closing_bench(*bench);
+  add_generation_bench(*bench);
 }
 
 }  // namespace lockstep::cli

@@ -36,6 +36,7 @@ void add_fuzz(CLI::App& app);
 /// Register `maskbench` and `closing` under the `bench` command.
 void add_maskbench(CLI::App& bench);
 void add_closing_bench(CLI::App& bench);
+void add_generation_bench(CLI::App& bench);
 
 
 }  // namespace lockstep::cli

@@ -328,6 +328,25 @@ TEST(Cli, AjvRejectsAnInvalidCall) {  // the validator above can fail
   }
 }
 
+TEST(Cli, BenchGenerationComparesConstrainedAndFreeRunsAndMeasuresTheGrammarOnSyntheticLogits) {
+  const std::string tools = (std::filesystem::path(LOCKSTEP_SOURCE_DIR) / "examples/tools/travel.json").string();
+  CliResult r = run_cli({"bench", "generation", "--tools", tools, "--whitespace", "compact", "--runs", "2",
+                         "--max-tokens", "64", "--temperature", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("2 runs each, alternating"), std::string::npos) << r.out;
+  EXPECT_TRUE(RE2::PartialMatch(r.out, R"(unconstrained +[1-9][0-9]* tokens/s)")) << r.out;
+  EXPECT_TRUE(RE2::PartialMatch(r.out, R"(constrained +[1-9][0-9]* tokens/s \(median; [0-9]+ tokens per run, [0-9]+ of them forced\))")) << r.out;
+  EXPECT_TRUE(RE2::PartialMatch(r.out, R"(ratio +[0-9]+\.[0-9]+ )")) << r.out;
+  r = run_cli({"bench", "generation", "--tools", tools, "--synthetic", "--steps", "200", "--tokenizer",
+               test_data::shared("models/stories260K/tok512.bin")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(512 tokens), 200 steps"), std::string::npos) << r.out;
+  EXPECT_TRUE(RE2::PartialMatch(r.out, R"(grammar overhead +-?[0-9]+\.[0-9] µs per token)")) << r.out;
+  // A grammar is required; synthetic mode needs a vocabulary.
+  EXPECT_EQ(run_cli({"bench", "generation", "--runs", "1"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"bench", "generation", "--tools", tools, "--synthetic"}).exit_code, 2);
+}
+
 TEST(Cli, MaskBenchRunsADirectoryAndWritesOneJsonLinePerFile) {
   const auto dir = std::filesystem::temp_directory_path() / ("lockstep_maskbench." + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
