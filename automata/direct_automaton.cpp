@@ -1,6 +1,7 @@
 // automata/direct_automaton.cpp — the byte DFA of a whole-rule code-point automaton, built
 // directly (see rule_automaton.h).
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -77,12 +78,32 @@ class DirectAutomatonDfa {
  private:
   using Edge = GrammarAutomaton::ByteEdge;
   using Call = GrammarAutomaton::RuleEdge;
-  using Elem = std::vector<ByteRange>;  // the bytes allowed at one position, sorted, disjoint
+  // The bytes allowed at one position, sorted, disjoint: one range for UTF-8 and escape
+  // letters, up to three for a hex digit ('0'-'9', 'A'-'F', 'a'-'f'). Fixed-size, so items
+  // are flat values and a template costs no allocation per position.
+  struct Elem {
+    std::array<ByteRange, 3> r{};
+    uint8_t n = 0;
+    bool covers(uint16_t a, uint16_t b) const {
+      for (uint8_t i = 0; i < n; ++i) {
+        if (r[i].lo <= a && b <= r[i].hi) return true;
+      }
+      return false;
+    }
+  };
+  static Elem one(char c) { return Elem{{ByteRange{static_cast<uint8_t>(c), static_cast<uint8_t>(c)}}, 1}; }
+  static Elem elem_of(const std::vector<ByteRange>& ranges) {
+    Elem e;
+    for (const ByteRange& br : ranges) e.r[e.n++] = br;
+    return e;
+  }
   static constexpr uint32_t kNoCall = UINT32_MAX;
   struct Item {
-    std::vector<Elem> seq;
-    uint32_t slot;  // which target (by first appearance in the state's edges) it reaches
+    std::array<Elem, 6> seq{};  // "\uXXXX" is the longest sequence
+    uint8_t len = 0;
+    uint32_t slot = 0;  // which target (by first appearance in the state's edges) it reaches
     uint32_t call = kNoCall;  // else: `seq` then this rule reach the target
+    void push(const Elem& e) { seq[len++] = e; }
   };
   static constexpr uint32_t kLeaf = 0x80000000u;  // template edge target: kLeaf | slot, or a node
   // A partial state: its byte edges and its calls (sorted by rule; targets always leaves).
@@ -171,12 +192,17 @@ class DirectAutomatonDfa {
     if (pairs_) {
       // "\u" and the high surrogate's first digit (D or d), then the pair rule of the
       // target's code points.
-      const auto one = [](char c) { return Elem{{static_cast<uint8_t>(c), static_cast<uint8_t>(c)}}; };
       std::vector<PairCall> calls;
       pair_calls(d_.states()[q].edges, calls);
       for (const PairCall& c : calls) {
         const auto slot = static_cast<uint32_t>(std::find(slots.begin(), slots.end(), c.target) - slots.begin());
-        items.push_back({{one('\\'), one('u'), {{'D', 'D'}, {'d', 'd'}}}, slot, static_cast<uint32_t>(pair_ranges.size())});
+        Item it;
+        it.push(one('\\'));
+        it.push(one('u'));
+        it.push(Elem{{ByteRange{'D', 'D'}, ByteRange{'d', 'd'}}, 2});
+        it.slot = slot;
+        it.call = static_cast<uint32_t>(pair_ranges.size());
+        items.push_back(it);
         pair_ranges.push_back(c.ranges);
       }
     }
@@ -218,30 +244,40 @@ class DirectAutomatonDfa {
   }
 
   void add_items(std::vector<Item>& items, uint32_t lo, uint32_t hi, uint32_t slot) const {
-    std::vector<CodepointRange> raw{{lo, hi}};
-    if (json_) raw = Expr::char_class({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, true).ranges;
-    for (const auto& r : Expr::char_class(raw).ranges) {
+    // JSON: raw code points but the quote, the backslash and control characters.
+    static const std::vector<CodepointRange> kJsonRaw = Expr::char_class({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, true).ranges;
+    const std::vector<CodepointRange> plain{{lo, hi}};
+    for (const auto& r : json_ ? kJsonRaw : Expr::char_class(plain).ranges) {
       const uint32_t a = std::max(r.lo, lo), b = std::min(r.hi, hi);
       if (a > b) continue;
       for (const auto& seq : utf8_sequences(Expr::char_class({{a, b}}).ranges)) {
-        Item it{{}, slot};
-        for (const auto& br : seq) it.seq.push_back({br});
-        items.push_back(std::move(it));
+        Item it;
+        it.slot = slot;
+        for (const auto& br : seq) it.push(Elem{{br}, 1});
+        items.push_back(it);
       }
     }
     if (!json_) return;
     static constexpr std::pair<uint32_t, char> kShort[] = {{'"', '"'}, {'\\', '\\'}, {'/', '/'}, {8, 'b'},
                                                            {12, 'f'}, {10, 'n'}, {13, 'r'}, {9, 't'}};
-    const auto one = [](char c) { return Elem{{static_cast<uint8_t>(c), static_cast<uint8_t>(c)}}; };
     for (const auto& [cp, letter] : kShort) {
-      if (cp >= lo && cp <= hi) items.push_back({{one('\\'), one(letter)}, slot});
+      if (cp >= lo && cp <= hi) {
+        Item it;
+        it.slot = slot;
+        it.push(one('\\'));
+        it.push(one(letter));
+        items.push_back(it);
+      }
     }
     for (const auto& r : Expr::char_class({{lo, std::min<uint32_t>(hi, 0xFFFF)}}).ranges) {
       if (r.lo > r.hi || r.lo > 0xFFFF) continue;
       for (const auto& digits : hex_sequences(r.lo, r.hi)) {
-        Item it{{one('\\'), one('u')}, slot};
-        for (const auto& [d0, d1] : digits) it.seq.push_back(hex_digit_bytes(d0, d1));
-        items.push_back(std::move(it));
+        Item it;
+        it.slot = slot;
+        it.push(one('\\'));
+        it.push(one('u'));
+        for (const auto& [d0, d1] : digits) it.push(elem_of(hex_digit_bytes(d0, d1)));
+        items.push_back(it);
       }
     }
   }
@@ -252,14 +288,16 @@ class DirectAutomatonDfa {
                           std::unordered_map<std::string, uint32_t>& local) {
     Node out;
     std::vector<uint16_t> points;
+    points.reserve(items.size() * 2);
     for (const Item* it : items) {
-      if (it->seq.size() == pos) {
+      if (it->len == pos) {
         out.calls.push_back({it->call, kLeaf | it->slot});
         continue;
       }
-      for (const auto& r : it->seq[pos]) {
-        points.push_back(r.lo);
-        points.push_back(static_cast<uint16_t>(r.hi + 1));
+      const Elem& e = it->seq[pos];
+      for (uint8_t i = 0; i < e.n; ++i) {
+        points.push_back(e.r[i].lo);
+        points.push_back(static_cast<uint16_t>(e.r[i].hi + 1));
       }
     }
     std::sort(out.calls.begin(), out.calls.end(), [](const Call& a, const Call& b) { return a.rule < b.rule; });
@@ -271,11 +309,8 @@ class DirectAutomatonDfa {
       sub.clear();
       uint32_t target = UINT32_MAX;
       for (const Item* it : items) {
-        if (it->seq.size() == pos) continue;
-        const bool covers = std::any_of(it->seq[pos].begin(), it->seq[pos].end(),
-                                        [&](const ByteRange& r) { return r.lo <= a && b <= r.hi; });
-        if (!covers) continue;
-        if (it->seq.size() == pos + 1 && it->call == kNoCall) {
+        if (it->len == pos || !it->seq[pos].covers(a, b)) continue;
+        if (it->len == pos + 1 && it->call == kNoCall) {
           target = kLeaf | it->slot;  // a DFA: every sequence ending here reads the same code point
         } else {
           sub.push_back(it);
