@@ -13,6 +13,7 @@
 #include "automata/rule_automaton.h"
 #include "automata/utf8_ranges.h"
 #include "grammar/char_dfa.h"
+#include "grammar/hash.h"
 
 namespace lockstep {
 
@@ -156,6 +157,49 @@ class DirectAutomatonDfa {
     return t;
   }
 
+  static uint64_t hash_of(const Node& node) {
+    uint64_t h = fnv1a_step(kFnvOffsetBasis, node.calls.size());
+    for (const auto& c : node.calls) h = fnv1a_step(fnv1a_step(h, c.rule), c.target);
+    for (const auto& e : node.bytes) h = fnv1a_step(h, (uint64_t{e.target} << 16) | (uint64_t{e.hi} << 8) | e.lo);
+    return fold29(h);
+  }
+  static bool same(const Node& a, const Node& b) {
+    return a.bytes.size() == b.bytes.size() && a.calls.size() == b.calls.size() &&
+           std::equal(a.bytes.begin(), a.bytes.end(), b.bytes.begin(),
+                      [](const Edge& x, const Edge& y) { return x.lo == y.lo && x.hi == y.hi && x.target == y.target; }) &&
+           std::equal(a.calls.begin(), a.calls.end(), b.calls.begin(),
+                      [](const Call& x, const Call& y) { return x.rule == y.rule && x.target == y.target; });
+  }
+  // The state of `node`: an equal interior node's, or a new one (hash-consing).
+  uint32_t intern(Node&& node) {
+    const uint64_t h = hash_of(node);
+    if (slots_.empty()) slots_.assign(64, kEmpty);
+    size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const uint32_t at = slots_[i];
+      if (at == kEmpty) break;
+      if (interior_hash_[at] == h && same(interior_[at], node)) return n_ + at;
+    }
+    if (n_ + interior_.size() >= max_states_) too_big();
+    const auto at = static_cast<uint32_t>(interior_.size());
+    interior_.push_back(std::move(node));
+    interior_hash_.push_back(h);
+    if (2 * interior_.size() > slots_.size()) {  // keep the load under one half
+      slots_.assign(slots_.size() * 2, kEmpty);
+      mask = slots_.size() - 1;
+      for (uint32_t k = 0; k < interior_.size(); ++k) {
+        size_t i = interior_hash_[k] & mask;
+        while (slots_[i] != kEmpty) i = (i + 1) & mask;
+        slots_[i] = k;
+      }
+    } else {
+      size_t i = h & mask;
+      while (slots_[i] != kEmpty) i = (i + 1) & mask;
+      slots_[i] = at;
+    }
+    return n_ + at;
+  }
+
   [[noreturn]] void too_big() const {
     throw LimitError(ErrorLocation::at(rule_.where), "rule_automaton_states", max_states_,
                      fmt::format("the automaton of rule '{}' (reduce its repetition bounds)", rule_.name));
@@ -232,13 +276,7 @@ class DirectAutomatonDfa {
       }
       std::sort(node.calls.begin(), node.calls.end(),
                 [](const Call& a, const Call& b) { return a.rule != b.rule ? a.rule < b.rule : a.target < b.target; });
-      auto [it, fresh] = ids_.try_emplace(key_of(node), 0);
-      if (fresh) {
-        if (n_ + interior_.size() >= max_states_) too_big();
-        it->second = n_ + static_cast<uint32_t>(interior_.size());
-        interior_.push_back(std::move(node));
-      }
-      ids[i] = it->second;
+      ids[i] = intern(std::move(node));
     }
     return map_edges(t.root);
   }
@@ -342,7 +380,9 @@ class DirectAutomatonDfa {
   const PairRuleFn* const pairs_;
   const uint32_t n_;
   std::vector<Node> interior_;
-  std::unordered_map<std::string, uint32_t> ids_;
+  std::vector<uint64_t> interior_hash_;  // per interior node
+  std::vector<uint32_t> slots_;          // open addressing: interior index, or kEmpty
+  static constexpr uint32_t kEmpty = UINT32_MAX;
 };
 
 }  // namespace
