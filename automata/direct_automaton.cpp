@@ -205,24 +205,6 @@ class DirectAutomatonDfa {
                      fmt::format("the automaton of rule '{}' (reduce its repetition bounds)", rule_.name));
   }
 
-  // The count of calls (one byte below 255), the calls, then the byte edges: unambiguous.
-  static std::string key_of(const Node& node) {
-    const auto calls = static_cast<uint32_t>(node.calls.size());
-    std::string key(1, static_cast<char>(std::min<uint32_t>(calls, 255)));
-    if (calls >= 255) key.append(reinterpret_cast<const char*>(&calls), sizeof calls);
-    key.reserve(key.size() + node.calls.size() * 8 + node.bytes.size() * 6);
-    for (const auto& c : node.calls) {
-      key.append(reinterpret_cast<const char*>(&c.rule), sizeof c.rule);
-      key.append(reinterpret_cast<const char*>(&c.target), sizeof c.target);
-    }
-    for (const auto& e : node.bytes) {
-      key += static_cast<char>(e.lo);
-      key += static_cast<char>(e.hi);
-      key.append(reinterpret_cast<const char*>(&e.target), sizeof e.target);
-    }
-    return key;
-  }
-
   Template make_template(uint32_t q) const {
     std::vector<Item> items;
     std::vector<uint32_t> slots;
@@ -252,10 +234,10 @@ class DirectAutomatonDfa {
     }
     Template t;
     t.pairs = std::move(pair_ranges);
-    std::unordered_map<std::string, uint32_t> local;
+    Scratch scratch;
     std::vector<const Item*> all;
     for (const auto& it : items) all.push_back(&it);
-    t.root = transitions(all, 0, t, local).bytes;
+    t.root = transitions(all, 0, t, scratch).bytes;
     return t;
   }
 
@@ -322,11 +304,18 @@ class DirectAutomatonDfa {
 
   // The template node after `pos` bytes of each item's sequence (the items share the path
   // to this point): the calls of the items that end here, the byte edges of the others.
-  static Node transitions(const std::vector<const Item*>& items, size_t pos, Template& t,
-                          std::unordered_map<std::string, uint32_t>& local) {
+  // Buffers of one template's construction: per depth (a call at depth `pos` keeps its own
+  // while deeper ones run), and the hashes of the template's nodes for hash-consing them.
+  struct Scratch {
+    std::array<std::vector<uint16_t>, 7> points;
+    std::array<std::vector<const Item*>, 7> sub;
+    std::vector<uint64_t> hashes;
+  };
+
+  static Node transitions(const std::vector<const Item*>& items, size_t pos, Template& t, Scratch& scratch) {
     Node out;
-    std::vector<uint16_t> points;
-    points.reserve(items.size() * 2);
+    std::vector<uint16_t>& points = scratch.points[pos];
+    points.clear();
     for (const Item* it : items) {
       if (it->len == pos) {
         out.calls.push_back({it->call, kLeaf | it->slot});
@@ -341,7 +330,7 @@ class DirectAutomatonDfa {
     std::sort(out.calls.begin(), out.calls.end(), [](const Call& a, const Call& b) { return a.rule < b.rule; });
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
-    std::vector<const Item*> sub;
+    std::vector<const Item*>& sub = scratch.sub[pos];
     for (size_t i = 0; i + 1 < points.size(); ++i) {
       const uint16_t a = points[i], b = static_cast<uint16_t>(points[i + 1] - 1);
       sub.clear();
@@ -356,13 +345,19 @@ class DirectAutomatonDfa {
       }
       if (target == UINT32_MAX) {
         if (sub.empty()) continue;
-        Node node = transitions(sub, pos + 1, t, local);
-        auto [it, fresh] = local.try_emplace(key_of(node), 0);
-        if (fresh) {
-          it->second = static_cast<uint32_t>(t.nodes.size());
-          t.nodes.push_back(std::move(node));
+        Node node = transitions(sub, pos + 1, t, scratch);
+        const uint64_t h = hash_of(node);
+        target = static_cast<uint32_t>(t.nodes.size());
+        for (uint32_t k = 0; k < t.nodes.size(); ++k) {
+          if (scratch.hashes[k] == h && same(t.nodes[k], node)) {
+            target = k;
+            break;
+          }
         }
-        target = it->second;
+        if (target == t.nodes.size()) {
+          t.nodes.push_back(std::move(node));
+          scratch.hashes.push_back(h);
+        }
       }
       if (!out.bytes.empty() && out.bytes.back().target == target && out.bytes.back().hi + 1 == a) {
         out.bytes.back().hi = static_cast<uint8_t>(b);
