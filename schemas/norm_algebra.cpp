@@ -96,10 +96,23 @@ DfaPtr literal_key(const std::string& key) { return std::make_shared<CharDfa>(Ch
 
 namespace {
 
+// A word list (CharDfa::words) that an operation left whole: that operand itself, so that a
+// string language used at several places stays one automaton and one grammar rule.
+DfaPtr unchanged_operand(const std::vector<std::string>& w, const DfaPtr& a, const DfaPtr& b) {
+  if (a->words() && a->words()->size() == w.size()) return a;
+  if (b->words() && b->words()->size() == w.size()) return b;
+  return nullptr;
+}
+
 DfaPtr dfa_and(const DfaPtr& a, const DfaPtr& b) {
   if (!a || !b || a == no_strings() || b == no_strings()) return no_strings();
   if (a == all_strings()) return b;
   if (b == all_strings() || a == b) return a;
+  if (auto w = CharDfa::intersect_words(*a, *b)) {  // a filter of the listed words, no product
+    if (w->empty()) return no_strings();
+    if (DfaPtr same = unchanged_operand(*w, a, b)) return same;
+    return std::make_shared<CharDfa>(CharDfa::sorted_literals(std::move(*w)));
+  }
   auto r = CharDfa::intersect(*a, *b);
   return r.empty() ? no_strings() : std::make_shared<CharDfa>(std::move(r));
 }
@@ -108,6 +121,14 @@ DfaPtr dfa_or(const DfaPtr& a, const DfaPtr& b) {
   if (!a || a == no_strings()) return b ? b : no_strings();
   if (!b || b == no_strings() || a == b) return a;
   if (a == all_strings() || b == all_strings()) return all_strings();
+  if (auto w = CharDfa::unite_words(*a, *b)) {
+    if (DfaPtr same = unchanged_operand(*w, a, b)) return same;  // one list held the other
+    try {
+      return std::make_shared<CharDfa>(CharDfa::sorted_literals(std::move(*w)));
+    } catch (const AutomatonLimitError&) {
+      // The merged trie is too large; the product's minimized automaton may still fit.
+    }
+  }
   return std::make_shared<CharDfa>(CharDfa::unite(*a, *b));
 }
 
@@ -322,6 +343,15 @@ Norm unite(const Norm& a, const Norm& b) {
   n.arrays = concat(a.arrays, b.arrays);
   n.objects = concat(a.objects, b.objects);
   return n;
+}
+
+Norm unite_all(const std::vector<const Norm*>& parts) {
+  // Balanced: each level's unions cost about the size of the whole, where a left fold
+  // redoes the union so far once per part (quadratic for anyOf of many consts).
+  if (parts.empty()) return Norm::nothing();
+  if (parts.size() == 1) return *parts[0];
+  const auto mid = parts.begin() + static_cast<ptrdiff_t>(parts.size() / 2);
+  return unite(unite_all({parts.begin(), mid}), unite_all({mid, parts.end()}));
 }
 
 Norm complement(const Norm& a) {

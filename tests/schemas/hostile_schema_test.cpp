@@ -2,6 +2,7 @@
 // the schema algebra end in a LimitError naming the limit (or compile), within the
 // EngineLimits, never in a crash, a hang or unbounded memory.
 #include <chrono>
+#include <random>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -351,6 +352,28 @@ TEST_F(HostileAlgebra, TheDeadlineStopsALongCompilation) {
   const LimitError e = limit_error(ref_chain(10000));
   EXPECT_EQ(e.limit(), "compile_ms") << e.what();
   EXPECT_TRUE(e.location().pointer) << e.what();
+}
+
+// An enum is one keyword, but may be most of a document: the deadline is read inside it,
+// and the error names it.
+TEST_F(HostileAlgebra, TheDeadlineStopsAHugeEnum) {
+  EngineLimits l = engine_limits();
+  l.compile_ms = 1;
+  ScopedLimits scoped(l);
+  std::mt19937 rng(100000);
+  ojson values = ojson::array();
+  for (int i = 0; i < 100000; ++i) {
+    std::string v(12, 'a');
+    for (char& c : v) c = static_cast<char>('a' + rng() % 26);
+    values.push_back(v);
+  }
+  const ojson schema = {{"properties", {{"code", {{"enum", values}}}}}};
+  const auto start = std::chrono::steady_clock::now();
+  const LimitError e = limit_error(schema);
+  EXPECT_LT(seconds_since(start), 5.0);
+  EXPECT_EQ(e.limit(), "compile_ms") << e.what();
+  ASSERT_TRUE(e.location().pointer) << e.what();
+  EXPECT_EQ(*e.location().pointer, "/properties/code/enum") << e.what();
 }
 
 }  // namespace
