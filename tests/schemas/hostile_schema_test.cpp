@@ -376,5 +376,24 @@ TEST_F(HostileAlgebra, TheDeadlineStopsAHugeEnum) {
   EXPECT_EQ(*e.location().pointer, "/properties/code/enum") << e.what();
 }
 
+// Numbers of an enum are one walk over their digits, without the states of every point
+// position and trailing zero that no value needs: 10,000 random 10-digit integers fit the
+// default limits (their exponent forms do not: plain texts only, with a warning).
+TEST(HostileSchema, TenThousandTenDigitIntegersCompile) {
+  std::mt19937_64 rng(10);
+  ojson values = ojson::array();
+  for (int i = 0; i < 10000; ++i) values.push_back(1000000000 + static_cast<int64_t>(rng() % 9000000000ull));
+  const auto c = schema_test::compile_schema(ojson{{"enum", values}}.dump());
+  for (int i : {0, 4999, 9999}) {
+    const std::string v = values[static_cast<size_t>(i)].dump();
+    EXPECT_TRUE(c.accepts(v)) << v;
+    EXPECT_TRUE(c.accepts(v + ".0")) << v;
+    EXPECT_FALSE(c.accepts(v + "1")) << v;
+    EXPECT_FALSE(c.accepts(v.substr(0, 9))) << v;
+    EXPECT_FALSE(c.accepts(v.substr(0, 9) + "." + v.substr(9))) << v;
+  }
+  EXPECT_FALSE(c.accepts("999999999"));
+}
+
 }  // namespace
 }  // namespace lockstep
