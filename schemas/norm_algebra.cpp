@@ -345,13 +345,28 @@ Norm unite(const Norm& a, const Norm& b) {
   return n;
 }
 
+namespace {
+Norm unite_range(const std::vector<const Norm*>& parts, size_t lo, size_t hi) {
+  if (hi - lo == 1) return *parts[lo];
+  const size_t mid = lo + (hi - lo) / 2;
+  return unite(unite_range(parts, lo, mid), unite_range(parts, mid, hi));
+}
+}  // namespace
+
 Norm unite_all(const std::vector<const Norm*>& parts) {
+  if (parts.empty()) return Norm::nothing();
+  // Records past the limit fail where a left fold would, with the same count.
+  size_t arrays = parts[0]->arrays.size(), objects = parts[0]->objects.size();
+  const size_t limit = engine_limits().schema_alternatives;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (arrays + parts[i]->arrays.size() > limit) too_many_records(arrays + parts[i]->arrays.size());
+    arrays += parts[i]->arrays.size();
+    if (objects + parts[i]->objects.size() > limit) too_many_records(objects + parts[i]->objects.size());
+    objects += parts[i]->objects.size();
+  }
   // Balanced: each level's unions cost about the size of the whole, where a left fold
   // redoes the union so far once per part (quadratic for anyOf of many consts).
-  if (parts.empty()) return Norm::nothing();
-  if (parts.size() == 1) return *parts[0];
-  const auto mid = parts.begin() + static_cast<ptrdiff_t>(parts.size() / 2);
-  return unite(unite_all({parts.begin(), mid}), unite_all({mid, parts.end()}));
+  return unite_range(parts, 0, parts.size());
 }
 
 Norm complement(const Norm& a) {
