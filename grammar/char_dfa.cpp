@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "grammar/char_dfa_detail.h"
 #include "grammar/hash.h"
 #include "grammar/utf8.h"
 
@@ -16,18 +17,9 @@ namespace lockstep {
 
 namespace {
 
+using char_dfa_detail::append_edge;
+using char_dfa_detail::check_limit;
 using VecHash = U32SeqHash</*SeedWithLength=*/true>;
-
-// Appends lo..hi → target to a state's sorted edges, extending the last edge when it ends
-// right before lo and has the same target (equal neighbours are one edge in every
-// automaton this file returns).
-void append_edge(std::vector<CharDfa::Edge>& edges, uint32_t lo, uint32_t hi, uint32_t target) {
-  if (!edges.empty() && edges.back().target == target && edges.back().hi + 1 == lo) {
-    edges.back().hi = hi;
-  } else {
-    edges.push_back({lo, hi, target});
-  }
-}
 
 // Which states reach a final state (following edges backwards from the final ones);
 // `preds` gets each state's predecessors.
@@ -50,13 +42,6 @@ std::vector<char> live_states(const std::vector<CharDfa::State>& states, std::ve
     }
   }
   return live;
-}
-
-void check_limit(size_t n) {
-  if (n > CharDfa::max_states()) {
-    throw AutomatonLimitError({}, "string_automaton_states", CharDfa::max_states(),
-                              "the automaton of a string or number constraint");
-  }
 }
 
 // Thompson NFA over code-point ranges.
@@ -280,81 +265,6 @@ CharDfa CharDfa::all() {
   return d;
 }
 
-CharDfa CharDfa::literal(std::string_view text) { return literals({std::string(text)}); }
-
-CharDfa CharDfa::literals(const std::vector<std::string>& texts) {
-  // A trie of the code points (a DFA as it stands), then minimized: shared suffixes merge.
-  // The trie is acyclic, so it is minimized bottom-up (Revuz, "Minimisation of acyclic
-  // deterministic automata in linear time", TCS 1992): two states are equivalent exactly
-  // when they agree on finality and on the classes their edges lead to. A state's children
-  // were created after it, so a pass from the last state to the first sees every child's
-  // class before its parent's.
-  std::vector<State> states(1);
-  for (const std::string& text : texts) {
-    uint32_t q = 0;
-    for (size_t i = 0; i < text.size();) {
-      const uint32_t cp = utf8::decode(text, i);
-      if (cp == utf8::kInvalid) throw std::invalid_argument("literal is not valid UTF-8");
-      auto& edges = states[q].edges;
-      auto it = std::lower_bound(edges.begin(), edges.end(), cp, [](const Edge& e, uint32_t c) { return e.lo < c; });
-      if (it != edges.end() && it->lo == cp) {
-        q = it->target;
-        continue;
-      }
-      const uint32_t t = static_cast<uint32_t>(states.size());
-      edges.insert(it, Edge{cp, cp, t});
-      states.emplace_back();
-      check_limit(states.size());
-      q = t;
-    }
-    states[q].final = true;
-  }
-  if (texts.size() == 1) {  // one chain: minimal as it stands
-    CharDfa d;
-    d.states_ = std::move(states);
-    d.minimal_ = true;
-    return d;
-  }
-  const size_t n = states.size();
-  std::vector<uint32_t> cls(n);
-  std::unordered_map<std::vector<uint32_t>, uint32_t, VecHash> class_of;
-  uint32_t classes = 0;
-  std::vector<uint32_t> key;
-  for (size_t s = n; s-- > 0;) {
-    // Finality, then the edges with targets as classes, adjacent ranges to one class merged.
-    key.assign(1, states[s].final ? 1u : 0u);
-    for (const Edge& e : states[s].edges) {
-      const uint32_t t = cls[e.target];
-      if (key.size() > 1 && key.back() == t && key[key.size() - 2] + 1 == e.lo) {
-        key[key.size() - 2] = e.hi;
-      } else {
-        key.insert(key.end(), {e.lo, e.hi, t});
-      }
-    }
-    cls[s] = class_of.try_emplace(key, classes).first->second;
-    if (cls[s] == classes) ++classes;
-  }
-  // Number the classes by their lowest state, as minimized() does (the start's class first),
-  // each read from that state.
-  std::vector<uint32_t> id(classes, UINT32_MAX), rep;
-  for (uint32_t s = 0; s < n; ++s) {
-    if (id[cls[s]] == UINT32_MAX) id[cls[s]] = static_cast<uint32_t>(rep.size()), rep.push_back(s);
-  }
-  CharDfa d;
-  d.states_.resize(rep.size());
-  for (uint32_t i = 0; i < rep.size(); ++i) {
-    const State& st = states[rep[i]];
-    State& o = d.states_[i];
-    o.final = st.final;
-    for (const Edge& e : st.edges) {
-      const uint32_t t = id[cls[e.target]];
-      append_edge(o.edges, e.lo, e.hi, t);
-    }
-  }
-  d.minimal_ = true;
-  return d;
-}
-
 CharDfa CharDfa::length(uint32_t min, uint32_t max) { return length(min, max, Expr::any_codepoint().ranges); }
 
 CharDfa CharDfa::length(uint32_t min, uint32_t max, const std::vector<CodepointRange>& any) {
@@ -402,15 +312,24 @@ CharDfa CharDfa::from_states(std::vector<State> states) {
 }
 
 CharDfa CharDfa::intersect(const CharDfa& a, const CharDfa& b, size_t max_states) {
+  if (auto w = intersect_words(a, b)) return sorted_literals(std::move(*w));  // a subset: fits
   return CharDfaBuilder::product(a, b, true, max_states);
 }
 CharDfa CharDfa::unite(const CharDfa& a, const CharDfa& b, size_t max_states) {
+  if (auto w = unite_words(a, b)) {
+    try {
+      return sorted_literals(std::move(*w));
+    } catch (const AutomatonLimitError&) {
+      // The merged trie is too large; its minimized automaton may still fit.
+    }
+  }
   return CharDfaBuilder::product(a, b, false, max_states);
 }
 
 CharDfa CharDfa::completed() const {
   CharDfa out = *this;
   out.minimal_ = false;  // its sink is a dead state
+  out.words_.reset();
   const uint32_t sink = static_cast<uint32_t>(out.states_.size());
   bool used = false;
   for (auto& st : out.states_) {

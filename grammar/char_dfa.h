@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -47,9 +48,12 @@ class CharDfa {
   static CharDfa all();
   /// Exactly `utf8`.
   static CharDfa literal(std::string_view utf8);
-  /// Exactly the strings of `utf8` (a minimized trie). Throws std::invalid_argument for
-  /// text that is not UTF-8.
+  /// Exactly the strings of `utf8` (a minimized trie, built in time linear in their bytes
+  /// after sorting them; it records them as words()). Throws std::invalid_argument for text
+  /// that is not UTF-8, AutomatonLimitError when the trie passes max_states().
   static CharDfa literals(const std::vector<std::string>& utf8);
+  /// literals() of strings already sorted (byte order) and without duplicates.
+  static CharDfa sorted_literals(std::vector<std::string> words);
   /// Strings of `min`..`max` code points (max = kUnbounded: no upper bound).
   static CharDfa length(uint32_t min, uint32_t max);
   /// Strings of `min`..`max` code points, each in `any` (sorted, disjoint ranges).
@@ -62,9 +66,15 @@ class CharDfa {
   static CharDfa from_states(std::vector<State> states);
 
   /// Products. Throw AutomatonLimitError past max_states() states, or past `max_states`
-  /// (before minimization).
+  /// (before minimization). When an operand has words() (both, for unite), they are set
+  /// operations on the word lists instead (intersect_words / unite_words), linear in the
+  /// words' bytes; unite falls back to the product when the merged trie is past the limit.
   static CharDfa intersect(const CharDfa& a, const CharDfa& b, size_t max_states = CharDfa::max_states());
   static CharDfa unite(const CharDfa& a, const CharDfa& b, size_t max_states = CharDfa::max_states());
+  /// The words of a ∩ b (sorted, unique) when a or b has words(); of a ∪ b when both have.
+  /// Otherwise nullopt. Callers that keep an operand whose list is unchanged compare sizes.
+  static std::optional<std::vector<std::string>> intersect_words(const CharDfa& a, const CharDfa& b);
+  static std::optional<std::vector<std::string>> unite_words(const CharDfa& a, const CharDfa& b);
   /// Strings not in the language (within all strings). O(states + edges) when this
   /// automaton is known minimal (as every operation here except from_states returns it):
   /// the complement of a minimal complete DFA is minimal, so only the one state accepting
@@ -81,6 +91,10 @@ class CharDfa {
   /// The single string of the language when it has exactly one (else false).
   bool single_string(std::string& out) const;
   size_t size() const { return states_.size(); }
+  /// The language as a finite list of strings, sorted (byte order, which is code-point
+  /// order) and without duplicates, when it was built from one (literal(), literals(), and
+  /// set operations on lists); copies keep it. Null otherwise, even for a finite language.
+  const std::vector<std::string>* words() const { return words_.get(); }
   const std::vector<State>& states() const { return states_; }
   uint32_t start() const { return 0; }
 
@@ -90,6 +104,7 @@ class CharDfa {
   // Known to have no dead states (but the start) and no two equivalent states: the output
   // of minimized() or of a construction that is minimal as it stands.
   bool minimal_ = false;
+  std::shared_ptr<const std::vector<std::string>> words_;  // see words()
   friend class CharDfaBuilder;
 };
 

@@ -25,8 +25,6 @@ std::string escape_pointer_token(const std::string& token) {
 
 namespace {
 
-constexpr const char* kRootBase = "urn:lockstep:schema";
-
 uint32_t as_count(const json& v, const std::string& pointer) {
   if (!v.is_number() || v.get<double>() < 0 || v.get<double>() != std::floor(v.get<double>())) {
     throw SchemaError(pointer, "must be a non-negative integer");
@@ -36,24 +34,6 @@ uint32_t as_count(const json& v, const std::string& pointer) {
 }
 
 // Keywords whose values are data, not schemas: the index does not look inside them.
-// The strings of an enum as one automaton: their trie, minimized in linear time
-// (CharDfa::literals), instead of a product automaton per value, which made a 5,000-value
-// enum quadratic (seconds). A trie past the state limit, whose minimized automaton may
-// still fit, is split in halves that are united.
-DfaPtr literal_union(const std::vector<std::string>& texts, size_t lo, size_t hi) {
-  try {
-    return std::make_shared<CharDfa>(
-        CharDfa::literals({texts.begin() + static_cast<ptrdiff_t>(lo), texts.begin() + static_cast<ptrdiff_t>(hi)}));
-  } catch (const AutomatonLimitError&) {
-    if (hi - lo < 2) throw;
-  }
-  const size_t mid = lo + (hi - lo) / 2;
-  Norm a = Norm::nothing(), b = Norm::nothing();
-  a.string = literal_union(texts, lo, mid);
-  b.string = literal_union(texts, mid, hi);
-  return unite(a, b).string;
-}
-
 bool is_data_keyword(const std::string& k) {
   return k == "enum" || k == "const" || k == "default" || k == "examples" || k == "example";
 }
@@ -211,10 +191,12 @@ const Norm& SchemaCompiler::normalize(const TermPtr& t) {
         n = normalize(t->args[0]);
         for (size_t i = 1; i < t->args.size(); ++i) n = intersect(n, normalize(t->args[i]));
         break;
-      case Term::Kind::kOr:
-        n = normalize(t->args[0]);
-        for (size_t i = 1; i < t->args.size(); ++i) n = unite(n, normalize(t->args[i]));
+      case Term::Kind::kOr: {
+        std::vector<const Norm*> parts;  // norms_ is node-based: the references stay valid
+        for (const auto& a : t->args) parts.push_back(&normalize(a));
+        n = unite_all(parts);
         break;
+      }
       case Term::Kind::kNot: n = complement(normalize(t->args[0])); break;
     }
   } catch (LimitError& e) {
@@ -261,51 +243,6 @@ Norm SchemaCompiler::type_norm(const json& type, const std::string& pointer, int
     else if (name == "array") n.arrays = any.arrays;
     else if (name == "object") n.objects = any.objects;
     else throw SchemaError(pointer, fmt::format("unknown type '{}'", name));
-  }
-  return n;
-}
-
-TermPtr SchemaCompiler::const_term(const json& value, const std::string& pointer) {
-  synthetic_.push_back(json{{"const", value}});
-  return t_schema(&synthetic_.back(), pointer, kRootBase);
-}
-
-Norm SchemaCompiler::value_norm(const json& v, const std::string& pointer) {
-  Norm n = Norm::nothing();
-  switch (v.type()) {
-    case json::value_t::null: n.null = true; break;
-    case json::value_t::boolean: n.booleans = v.get<bool>() ? 2 : 1; break;
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-    case json::value_t::number_float: {
-      n.number = numbers_among({decimal_of(v)});
-      break;
-    }
-    case json::value_t::string: n.string = std::make_shared<CharDfa>(CharDfa::literal(v.get<std::string>())); break;
-    case json::value_t::array: {
-      ArrayRec r;
-      for (size_t i = 0; i < v.size(); ++i) r.prefix.push_back(const_term(v[i], pointer + "/" + std::to_string(i)));
-      r.rest = t_false();
-      r.min = r.max = static_cast<uint32_t>(v.size());
-      n.arrays.push_back(std::move(r));
-      break;
-    }
-    case json::value_t::object: {
-      ObjectRec r;
-      std::vector<DfaPtr> names;
-      for (const auto& [k, x] : v.items()) {
-        r.order.push_back(k);
-        r.rules.push_back({literal_key(k), k, const_term(x, pointer + "/" + escape_pointer_token(k))});
-        r.must.push_back({literal_key(k), k, t_true()});
-        names.push_back(r.rules.back().keys);
-      }
-      DfaPtr others = all_strings();
-      for (const auto& d : names) others = std::make_shared<CharDfa>(CharDfa::intersect(*others, d->complement()));
-      r.rules.push_back({others, std::nullopt, t_false()});
-      n.objects.push_back(std::move(r));
-      break;
-    }
-    default: throw SchemaError(pointer, "a binary value cannot appear in a schema");
   }
   return n;
 }
@@ -639,34 +576,7 @@ Norm SchemaCompiler::normalize_schema(const Term& t) {
     if (s.contains(k)) unsupported(p, k, "dynamic scopes are not supported");
   }
   if (s.contains("type")) n = intersect(n, type_norm(s["type"], p + "/type", draft));
-  if (s.contains("enum")) {
-    if (!s["enum"].is_array()) throw SchemaError(p + "/enum", "must be an array");
-    if (s["enum"].empty()) never_matches(p + "/enum", "the enum is empty: this schema matches no value");
-    Norm e = Norm::nothing();
-    // Numbers together and strings together: one automaton for each whole list, not a union
-    // of one per value.
-    std::vector<Decimal> numbers;
-    std::vector<std::string> strings;
-    for (size_t i = 0; i < s["enum"].size(); ++i) {
-      const json& v = s["enum"][i];
-      if (v.is_number()) {
-        numbers.push_back(decimal_of(v));
-      } else if (v.is_string()) {
-        strings.push_back(v.get<std::string>());
-      } else {
-        e = unite(e, value_norm(v, p + "/enum/" + std::to_string(i)));
-      }
-    }
-    if (!strings.empty()) e.string = literal_union(strings, 0, strings.size());
-    if (!numbers.empty()) {
-      try {
-        e.number = numbers_among(numbers);
-      } catch (const std::exception& x) {
-        throw SchemaError(p + "/enum", x.what());
-      }
-    }
-    n = intersect(n, e);
-  }
+  if (s.contains("enum")) n = intersect(n, enum_norm(s["enum"], p + "/enum"));
   if (s.contains("const")) n = intersect(n, value_norm(s["const"], p + "/const"));
   n = intersect(n, number_keywords(s, p, draft));
   n = intersect(n, string_keywords(s, p));

@@ -96,10 +96,23 @@ DfaPtr literal_key(const std::string& key) { return std::make_shared<CharDfa>(Ch
 
 namespace {
 
+// A word list (CharDfa::words) that an operation left whole: that operand itself, so that a
+// string language used at several places stays one automaton and one grammar rule.
+DfaPtr unchanged_operand(const std::vector<std::string>& w, const DfaPtr& a, const DfaPtr& b) {
+  if (a->words() && a->words()->size() == w.size()) return a;
+  if (b->words() && b->words()->size() == w.size()) return b;
+  return nullptr;
+}
+
 DfaPtr dfa_and(const DfaPtr& a, const DfaPtr& b) {
   if (!a || !b || a == no_strings() || b == no_strings()) return no_strings();
   if (a == all_strings()) return b;
   if (b == all_strings() || a == b) return a;
+  if (auto w = CharDfa::intersect_words(*a, *b)) {  // a filter of the listed words, no product
+    if (w->empty()) return no_strings();
+    if (DfaPtr same = unchanged_operand(*w, a, b)) return same;
+    return std::make_shared<CharDfa>(CharDfa::sorted_literals(std::move(*w)));
+  }
   auto r = CharDfa::intersect(*a, *b);
   return r.empty() ? no_strings() : std::make_shared<CharDfa>(std::move(r));
 }
@@ -108,6 +121,14 @@ DfaPtr dfa_or(const DfaPtr& a, const DfaPtr& b) {
   if (!a || a == no_strings()) return b ? b : no_strings();
   if (!b || b == no_strings() || a == b) return a;
   if (a == all_strings() || b == all_strings()) return all_strings();
+  if (auto w = CharDfa::unite_words(*a, *b)) {
+    if (DfaPtr same = unchanged_operand(*w, a, b)) return same;  // one list held the other
+    try {
+      return std::make_shared<CharDfa>(CharDfa::sorted_literals(std::move(*w)));
+    } catch (const AutomatonLimitError&) {
+      // The merged trie is too large; the product's minimized automaton may still fit.
+    }
+  }
   return std::make_shared<CharDfa>(CharDfa::unite(*a, *b));
 }
 
@@ -322,6 +343,30 @@ Norm unite(const Norm& a, const Norm& b) {
   n.arrays = concat(a.arrays, b.arrays);
   n.objects = concat(a.objects, b.objects);
   return n;
+}
+
+namespace {
+Norm unite_range(const std::vector<const Norm*>& parts, size_t lo, size_t hi) {
+  if (hi - lo == 1) return *parts[lo];
+  const size_t mid = lo + (hi - lo) / 2;
+  return unite(unite_range(parts, lo, mid), unite_range(parts, mid, hi));
+}
+}  // namespace
+
+Norm unite_all(const std::vector<const Norm*>& parts) {
+  if (parts.empty()) return Norm::nothing();
+  // Records past the limit fail where a left fold would, with the same count.
+  size_t arrays = parts[0]->arrays.size(), objects = parts[0]->objects.size();
+  const size_t limit = engine_limits().schema_alternatives;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (arrays + parts[i]->arrays.size() > limit) too_many_records(arrays + parts[i]->arrays.size());
+    arrays += parts[i]->arrays.size();
+    if (objects + parts[i]->objects.size() > limit) too_many_records(objects + parts[i]->objects.size());
+    objects += parts[i]->objects.size();
+  }
+  // Balanced: each level's unions cost about the size of the whole, where a left fold
+  // redoes the union so far once per part (quadratic for anyOf of many consts).
+  return unite_range(parts, 0, parts.size());
 }
 
 Norm complement(const Norm& a) {

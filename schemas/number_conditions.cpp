@@ -389,6 +389,7 @@ EqualSet::EqualSet(const std::vector<Decimal>& magnitudes, int cap) : cap_(cap) 
         Node n{};
         std::fill(n.child, n.child + 10, -1);
         n.stripped = x == 0 ? trie_[node].stripped : static_cast<int>(trie_.size());
+        n.depth = trie_[node].depth + 1;
         trie_[node].child[x] = static_cast<int>(trie_.size());
         trie_.push_back(n);
       }
@@ -400,6 +401,14 @@ EqualSet::EqualSet(const std::vector<Decimal>& magnitudes, int cap) : cap_(cap) 
     n.q_hi = first ? q : std::max(n.q_hi, q);
     max_q = std::max(max_q, q);
     min_q = std::min(min_q, q);
+  }
+  // Children come after their parent: one backward pass gives the subtrees' scales.
+  for (size_t i = trie_.size(); i-- > 0;) {
+    Node& n = trie_[i];
+    if (n.q_lo <= n.q_hi) n.sub_lo = std::min(n.sub_lo, n.q_lo), n.sub_hi = std::max(n.sub_hi, n.q_hi);
+    for (int c : n.child) {
+      if (c >= 0) n.sub_lo = std::min(n.sub_lo, trie_[c].sub_lo), n.sub_hi = std::max(n.sub_hi, trie_[c].sub_hi);
+    }
   }
   max_p_ = std::max<int64_t>(cap, max_q == INT64_MIN ? 0 : max_q);
   max_z_ = std::max<int64_t>(cap, min_q == INT64_MAX ? 0 : -min_q);
@@ -435,7 +444,40 @@ std::vector<std::vector<Decimal>> EqualSet::groups(const std::vector<Decimal>& m
   return out;
 }
 
+size_t EqualSet::exponent_walk_lower_bound() const {
+  size_t n = 0;
+  for (const Node& x : trie_) n += static_cast<size_t>(std::min<int64_t>(x.depth, max_p_));
+  return n;
+}
+
+// Plain texts only: can a constant's plain text still be completed from `s`? Its digits
+// D and scale q: in the integer part after p digits, the text D…D[q-1] then '.' or zeros
+// needs q ≥ p; in the fraction part (p fixed) q = p. The constants reachable are those
+// below the node and, through trailing zeros, those of its stripped node. Subtrees are
+// tested by their scales' interval: sound (never drops a live state), and tight for
+// constants of one scale. Dead states would be minimized away; dropping them early keeps
+// the walk near the trie's size instead of trie × point positions × zeros.
+bool EqualSet::plain_live(uint64_t s) const {
+  const uint64_t frac = s & 1, started = s >> 1 & 1, small = s >> 2 & 1, off = s >> 3 & 1;
+  const uint64_t count = s >> 4 & 0x1FFFFF, node = s >> 25;
+  if (!started) return true;
+  const int64_t p = small ? -static_cast<int64_t>(count) : static_cast<int64_t>(count);
+  const Node& n = trie_[node];
+  const Node& st = trie_[static_cast<size_t>(n.stripped)];  // n itself when off the trie
+  const bool own = st.q_lo <= st.q_hi;
+  if (frac) return (own && st.q_lo <= p && p <= st.q_hi) || (!off && n.sub_lo <= p && p <= n.sub_hi);
+  return (own && st.q_hi >= p) || (!off && n.sub_hi >= p && n.sub_lo <= n.sub_hi);
+}
+
 uint64_t EqualSet::step(uint64_t s, char c) const {
+  if (cap_ == 0) {
+    const uint64_t t = walk(s, c);
+    return t == kReject || plain_live(t) ? t : kReject;
+  }
+  return walk(s, c);
+}
+
+uint64_t EqualSet::walk(uint64_t s, char c) const {
   const uint64_t frac = s & 1, started = s >> 1 & 1, small = s >> 2 & 1, off = s >> 3 & 1;
   uint64_t count = s >> 4 & 0x1FFFFF, node = s >> 25;
   if (c == '.') return s | 1;

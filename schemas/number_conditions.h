@@ -68,9 +68,14 @@ class InRegion final : public Condition {
 /// split the set otherwise (see `groups`).
 class EqualSet final : public Condition {
  public:
+  /// With `cap` 0 (plain texts only), the walk drops states from which no constant's plain
+  /// text can be completed, so it stays near the size of the digit trie.
   EqualSet(const std::vector<Decimal>& magnitudes, int cap);
   /// `magnitudes` split into sets EqualSet accepts.
   static std::vector<std::vector<Decimal>> groups(const std::vector<Decimal>& magnitudes);
+  /// A lower bound of the states the walk with exponents reaches: for each trie node at
+  /// depth d, the point after each of its first min(d, max p) digits.
+  size_t exponent_walk_lower_bound() const;
   uint64_t start() const override { return 0; }
   uint64_t step(uint64_t s, char c) const override;
   Verdict end(uint64_t s) const override;
@@ -80,7 +85,11 @@ class EqualSet final : public Condition {
     int child[10];
     int stripped;                  // the node of this prefix without its trailing zeros
     int64_t q_lo = 1, q_hi = 0;    // scales of the constants with exactly these digits
+    int64_t sub_lo = INT64_MAX, sub_hi = INT64_MIN;  // of the constants in the subtree
+    int depth = 0;
   };
+  uint64_t walk(uint64_t s, char c) const;  // step() without dropping dead states
+  bool plain_live(uint64_t s) const;
   int64_t cap_;
   bool zero_ = false;
   std::vector<Node> trie_;

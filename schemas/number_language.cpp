@@ -274,6 +274,11 @@ CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents, size_t ma
     }
     CharDfa d = CharDfa::none();
     try {
+      // A walk with exponents that must pass its budget is not tried (it would fail after
+      // max_states states of work); the caller falls back to plain texts.
+      size_t lower_bound = 0;
+      for (const auto& side : sides) lower_bound += exponents && side ? side->exponent_walk_lower_bound() : 0;
+      if (lower_bound > max_states) throw std::length_error("number automaton over its state budget");
       d = number_automaton::build(sides[0].get(), sides[1].get(), exponents, max_states);
     } catch (const std::length_error&) {
       throw std::invalid_argument(fmt::format("the enum's numbers need more than {} automaton states", max_states));

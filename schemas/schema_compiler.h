@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "grammar/limits.h"
 
@@ -18,6 +19,9 @@
 #include "schemas/schema_model.h"
 
 namespace lockstep::schema {
+
+/// The base URI of the document root (and of nodes made up for const and enum members).
+inline constexpr const char* kRootBase = "urn:lockstep:schema";
 
 class SchemaCompiler {
  public:
@@ -55,7 +59,11 @@ class SchemaCompiler {
   /// True when no value can satisfy both (a sound, incomplete test: false means "may").
   bool disjoint(const Norm& a, const Norm& b);
   Norm type_norm(const json& type, const std::string& pointer, int draft);
-  Norm value_norm(const json& value, const std::string& pointer);
+  Norm value_norm(const json& value, const std::string& pointer);  // value_keywords.cpp
+  Norm enum_norm(const json& list, const std::string& pointer);    // value_keywords.cpp
+  /// The automaton of these strings (value_keywords.cpp): one per distinct set within a
+  /// compilation, so that an enum written at several places is one grammar rule.
+  DfaPtr literal_set(std::vector<std::string> strings, const std::string& pointer);
   Norm number_keywords(const json& s, const std::string& pointer, int draft);  // number_keywords.cpp
   Norm string_keywords(const json& s, const std::string& pointer);
   Norm array_keywords(const json& s, const Term& t, int draft);
@@ -82,6 +90,7 @@ class SchemaCompiler {
   uint32_t normalize_depth_ = 0;  // kSchema terms being normalized, one inside the other
   CompileDeadline deadline_;      // EngineLimits::compile_ms, from construction
   std::deque<json> synthetic_;  // nodes made up for enum / const members
+  std::unordered_map<uint64_t, std::vector<DfaPtr>> literal_sets_;  // hash of the words → sets
   std::vector<std::string> warnings_, unenforced_, never_;
 };
 

@@ -113,6 +113,8 @@ struct Norm {
 /// places it) when the number of records exceeds EngineLimits::schema_alternatives.
 Norm intersect(const Norm& a, const Norm& b);
 Norm unite(const Norm& a, const Norm& b);
+/// The union of all `parts` (as a balanced tree of unite(), records in order).
+Norm unite_all(const std::vector<const Norm*>& parts);
 Norm complement(const Norm& a);
 /// Quick emptiness: no type admits a value (records are assumed satisfiable).
 bool obviously_empty(const Norm& n);

@@ -117,6 +117,39 @@ TEST(MaskPropertySchemas, FastMaskEqualsBruteForceOnLlama3) {
   EXPECT_GT(masks, 60u);
 }
 
+// An enum of a few hundred values (shared prefixes and suffixes, non-ASCII, an astral
+// character, '"', '\\' and a control character, which JSON escapes) used under allOf at two
+// places: maxLength 64 keeps every value (the enum's own automaton), maxLength 6 drops some
+// (a smaller word list).
+TEST(MaskPropertySchemas, LargeEnumUnderAllOfEqualsBruteForceOnLlama3) {
+  const auto tok = load_tokenizer(test_data::shared("vocab/llama3-hf/tokenizer.json").string());
+  const auto vocab = tok->shared_vocabulary();
+  std::mt19937 rng(1616);
+  nlohmann::ordered_json values = nlohmann::ordered_json::array();
+  const char* stems[] = {"alpha", "beta", "Zo\u00eb", "na\u00efve-", "\U0001F600x", "q\"t", "back\\", "ctl\x01", "", "\u65e5\u672c"};
+  for (int i = 0; i < 300; ++i) {
+    std::string v = stems[i % 10];
+    v += std::to_string(i / 10);
+    if (i % 3 == 0) v += "_end";
+    values.push_back(v);
+  }
+  values.push_back("");
+  const nlohmann::ordered_json schema = {
+      {"type", "object"},
+      {"properties",
+       {{"long", {{"allOf", {{{"type", "string"}, {"maxLength", 64}}, {{"enum", values}}}}}},
+        {"short", {{"allOf", {{{"enum", values}}, {{"maxLength", 6}}}}}}}},
+      {"required", {"long", "short"}}};
+  JsonSchemaOptions o;
+  o.max_whitespace = 1;
+  const auto g = GrammarAutomaton::compile(compile_json_schema(schema, o).grammar);
+  auto cache = std::make_shared<TokenMaskCache>(g, vocab);
+  size_t masks = 0;
+  for (int walk = 0; walk < 4; ++walk) masks += check_random_walk(g, vocab, rng, 16, cache);
+  std::printf("[ property ] a 301-value enum under allOf on llama3: %zu masks equal to brute force\n", masks);
+  EXPECT_GT(masks, 30u);
+}
+
 // Long length bounds are blocks of 128 code points and a tail (schema_grammar.cpp): walks
 // far into such strings (past 300 bytes here) cross block boundaries, where tokens straddle
 // two blocks. Two walks share one cache, so the second also reads configuration masks the

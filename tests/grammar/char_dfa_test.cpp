@@ -2,6 +2,7 @@
 // strings, and the JSON-string embedding (raw characters and escapes).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "automata/earley.h"
@@ -94,6 +95,56 @@ TEST(CharDfa, ShortcutsGiveThePartitionRefinementResult) {
     for (const std::string s : {"", "a", "ab", "abab", "c", "\xc3\xa9\"", "zz", "abx", "\"\""}) {
       EXPECT_EQ(fast.accepts(s), !x.accepts(s)) << "sample " << i << ": " << s;
     }
+  }
+}
+
+// The same automaton without its word list (from_states() records none), so that the
+// operations on it take the product.
+CharDfa without_words(const CharDfa& d) { return CharDfa::from_states(d.states()).minimized(); }
+
+// Intersections and unions with word lists (literals()) filter and merge the lists instead of
+// taking a product; both must give the product's automaton, and the words it accepts.
+TEST(CharDfa, WordListOperationsGiveTheProductResult) {
+  std::mt19937 rng(16);
+  const std::vector<std::string> letters{"a", "b", "\xc3\xa9", "\"", "\\", "\x01", "\xf0\x9f\x98\x80"};
+  auto words = [&] {
+    std::vector<std::string> out(rng() % 10);
+    for (auto& t : out) {
+      for (size_t n = rng() % 5; n > 0; --n) t += letters[rng() % letters.size()];
+    }
+    return out;
+  };
+  const std::vector<CharDfa> others{CharDfa::none(), CharDfa::all(), re("[ab]+"), re("a*\"?"), CharDfa::length(0, 2),
+                                    CharDfa::length(2, kUnbounded), CharDfa::literals({"a", "ab", "b\"\\"}).complement()};
+  for (int trial = 0; trial < 80; ++trial) {
+    const CharDfa x = CharDfa::literals(words());
+    ASSERT_NE(x.words(), nullptr);
+    std::vector<CharDfa> operands = others;
+    operands.push_back(CharDfa::literals(words()));
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const CharDfa& y = operands[i];
+      const std::string where = "trial " + std::to_string(trial) + " operand " + std::to_string(i);
+      const CharDfa both = CharDfa::intersect(x, y);
+      EXPECT_EQ(canonical_form(both), canonical_form(CharDfa::intersect(without_words(x), without_words(y)))) << where;
+      ASSERT_NE(both.words(), nullptr) << where;
+      std::vector<std::string> kept;
+      for (const auto& w : *x.words()) {
+        if (y.accepts(w)) kept.push_back(w);
+      }
+      EXPECT_EQ(*both.words(), kept) << where;
+      EXPECT_EQ(canonical_form(CharDfa::intersect(y, x)), canonical_form(both)) << where;
+      const CharDfa either = CharDfa::unite(x, y);
+      EXPECT_EQ(canonical_form(either), canonical_form(CharDfa::unite(without_words(x), without_words(y)))) << where;
+      EXPECT_EQ(either.words() != nullptr, y.words() != nullptr) << where;
+      if (either.words()) {
+        for (const auto& w : *either.words()) EXPECT_TRUE(x.accepts(w) || y.accepts(w)) << where << ": " << w;
+        EXPECT_TRUE(std::is_sorted(either.words()->begin(), either.words()->end())) << where;
+      }
+    }
+    // Copies keep the list; a complement has none (its language is infinite).
+    const CharDfa copy = x;
+    EXPECT_EQ(copy.words(), x.words());
+    EXPECT_EQ(x.complement().words(), nullptr);
   }
 }
 

@@ -2,6 +2,7 @@
 // the schema algebra end in a LimitError naming the limit (or compile), within the
 // EngineLimits, never in a crash, a hang or unbounded memory.
 #include <chrono>
+#include <random>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -351,6 +352,47 @@ TEST_F(HostileAlgebra, TheDeadlineStopsALongCompilation) {
   const LimitError e = limit_error(ref_chain(10000));
   EXPECT_EQ(e.limit(), "compile_ms") << e.what();
   EXPECT_TRUE(e.location().pointer) << e.what();
+}
+
+// An enum is one keyword, but may be most of a document: the deadline is read inside it,
+// and the error names it.
+TEST_F(HostileAlgebra, TheDeadlineStopsAHugeEnum) {
+  EngineLimits l = engine_limits();
+  l.compile_ms = 1;
+  ScopedLimits scoped(l);
+  std::mt19937 rng(100000);
+  ojson values = ojson::array();
+  for (int i = 0; i < 100000; ++i) {
+    std::string v(12, 'a');
+    for (char& c : v) c = static_cast<char>('a' + rng() % 26);
+    values.push_back(v);
+  }
+  const ojson schema = {{"properties", {{"code", {{"enum", values}}}}}};
+  const auto start = std::chrono::steady_clock::now();
+  const LimitError e = limit_error(schema);
+  EXPECT_LT(seconds_since(start), 5.0);
+  EXPECT_EQ(e.limit(), "compile_ms") << e.what();
+  ASSERT_TRUE(e.location().pointer) << e.what();
+  EXPECT_EQ(*e.location().pointer, "/properties/code/enum") << e.what();
+}
+
+// Numbers of an enum are one walk over their digits, without the states of every point
+// position and trailing zero that no value needs: 10,000 random 10-digit integers fit the
+// default limits (their exponent forms do not: plain texts only, with a warning).
+TEST(HostileSchema, TenThousandTenDigitIntegersCompile) {
+  std::mt19937_64 rng(10);
+  ojson values = ojson::array();
+  for (int i = 0; i < 10000; ++i) values.push_back(1000000000 + static_cast<int64_t>(rng() % 9000000000ull));
+  const auto c = schema_test::compile_schema(ojson{{"enum", values}}.dump());
+  for (int i : {0, 4999, 9999}) {
+    const std::string v = values[static_cast<size_t>(i)].dump();
+    EXPECT_TRUE(c.accepts(v)) << v;
+    EXPECT_TRUE(c.accepts(v + ".0")) << v;
+    EXPECT_FALSE(c.accepts(v + "1")) << v;
+    EXPECT_FALSE(c.accepts(v.substr(0, 9))) << v;
+    EXPECT_FALSE(c.accepts(v.substr(0, 9) + "." + v.substr(9))) << v;
+  }
+  EXPECT_FALSE(c.accepts("999999999"));
 }
 
 }  // namespace

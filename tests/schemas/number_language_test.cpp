@@ -2,6 +2,7 @@
 // forms, syntax, canonical numbers and automaton sizes (exponent texts at large are checked
 // against Python's fractions in number_oracle_test.cpp).
 #include <random>
+#include <regex>
 
 #include <gtest/gtest.h>
 
@@ -154,6 +155,44 @@ TEST(NumberLanguage, CommonAutomataStaySmall) {
   EXPECT_LE(numbers_satisfying(c).size(), 300u);
   c.at_most.push_back({Decimal::parse("100"), false});
   EXPECT_LE(numbers_satisfying(c).size(), 520u);
+}
+
+// Plain texts only (the fallback for long enums): the walk drops states from which no
+// value's plain text can be completed. Mixed scales, shared digits and zero: every plain
+// text of a value is accepted (with trailing fraction zeros), nothing else is.
+TEST(NumberLanguage, PlainEnumsAreExact) {
+  const std::vector<std::string> among = {"1",     "10",  "1000", "0.05",   "-0",   "12.5", "120", "0.0012",
+                                          "700000", "-42", "100.5", "3.14159", "-0.5", "15",   "105", "1.05"};
+  std::vector<Decimal> values;
+  for (const auto& v : among) values.push_back(Decimal::parse(v));
+  const CharDfa plain = numbers_in(values, false);
+  std::vector<std::string> texts = sample_texts();
+  for (const auto& v : among) {
+    for (const std::string tail : {"", ".0", ".00", "0", "00", "1", "5", ".5"}) {
+      std::string t = v + tail;
+      if (tail[0] == '.' && v.find('.') != std::string::npos) t = v + tail.substr(1);
+      texts.push_back(t);
+      texts.push_back("-" + t);
+    }
+    // The point moved one place either way, a digit dropped.
+    const size_t dot = v.find('.');
+    std::string digits = v;
+    if (dot != std::string::npos) digits.erase(dot, 1);
+    if (digits.size() > 1) {
+      texts.push_back(digits.substr(0, 1) + "." + digits.substr(1));
+      texts.push_back(digits.substr(0, digits.size() - 1));
+    }
+  }
+  const std::regex syntax("-?(0|[1-9][0-9]*)(\\.[0-9]+)?");
+  for (const auto& t : texts) {
+    if (!std::regex_match(t, syntax)) continue;  // not a JSON number without exponent
+    const Decimal d = Decimal::parse(t);
+    bool truth = false;
+    for (const auto& v : values) truth = truth || compare(d, v) == 0;
+    EXPECT_EQ(plain.accepts(t), truth) << t;
+  }
+  for (const char* t : {"1000.00", "0.050", "-0.0", "700000", "1.050", "120.0", "-42.000"}) EXPECT_TRUE(plain.accepts(t)) << t;
+  for (const char* t : {"70000", "100", "0.5", "1e1", "10.5", "-1"}) EXPECT_FALSE(plain.accepts(t)) << t;
 }
 
 }  // namespace

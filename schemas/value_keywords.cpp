@@ -1,0 +1,142 @@
+// schemas/value_keywords.cpp — const and enum: JSON values as normal forms. Values of one
+// type are gathered into one automaton (strings: their minimized trie; numbers: one walk
+// over their digits), so that the cost is linear in the values' bytes, not a product per value.
+#include <algorithm>
+#include <deque>
+
+#include <fmt/format.h>
+
+#include "grammar/hash.h"
+#include "schemas/number_sets.h"
+#include "schemas/schema_compiler.h"
+
+namespace lockstep::schema {
+
+TermPtr SchemaCompiler::const_term(const json& value, const std::string& pointer) {
+  synthetic_.push_back(json{{"const", value}});
+  return t_schema(&synthetic_.back(), pointer, kRootBase);
+}
+
+Norm SchemaCompiler::value_norm(const json& v, const std::string& pointer) {
+  Norm n = Norm::nothing();
+  switch (v.type()) {
+    case json::value_t::null: n.null = true; break;
+    case json::value_t::boolean: n.booleans = v.get<bool>() ? 2 : 1; break;
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: {
+      n.number = numbers_among({decimal_of(v)});
+      break;
+    }
+    case json::value_t::string: n.string = literal_set({v.get<std::string>()}, pointer); break;
+    case json::value_t::array: {
+      ArrayRec r;
+      for (size_t i = 0; i < v.size(); ++i) r.prefix.push_back(const_term(v[i], pointer + "/" + std::to_string(i)));
+      r.rest = t_false();
+      r.min = r.max = static_cast<uint32_t>(v.size());
+      n.arrays.push_back(std::move(r));
+      break;
+    }
+    case json::value_t::object: {
+      ObjectRec r;
+      for (const auto& [k, x] : v.items()) {
+        r.order.push_back(k);
+        r.rules.push_back({literal_key(k), k, const_term(x, pointer + "/" + escape_pointer_token(k))});
+        r.must.push_back({literal_key(k), k, t_true()});
+      }
+      // Other names: the complement of the names' minimal automaton (linear), not a
+      // product per name.
+      DfaPtr others = all_strings();
+      if (!r.order.empty()) others = std::make_shared<CharDfa>(CharDfa::literals(r.order).complement());
+      r.rules.push_back({others, std::nullopt, t_false()});
+      n.objects.push_back(std::move(r));
+      break;
+    }
+    default: throw SchemaError(pointer, "a binary value cannot appear in a schema");
+  }
+  return n;
+}
+
+DfaPtr SchemaCompiler::literal_set(std::vector<std::string> strings, const std::string& pointer) {
+  std::sort(strings.begin(), strings.end());
+  strings.erase(std::unique(strings.begin(), strings.end()), strings.end());
+  uint64_t h = kFnvOffsetBasis ^ strings.size();
+  for (const std::string& w : strings) {
+    for (unsigned char c : w) h = (h ^ c) * kFnvPrime;
+    h = (h ^ 0x100) * kFnvPrime;  // the end of a word
+  }
+  std::vector<DfaPtr>& same_hash = literal_sets_[h];
+  for (const DfaPtr& d : same_hash) {
+    if (*d->words() == strings) return d;
+  }
+  DfaPtr d;
+  try {
+    d = std::make_shared<CharDfa>(CharDfa::sorted_literals(strings));
+  } catch (AutomatonLimitError&) {
+    // The trie is past the state limit; its minimized automaton may still fit: halves,
+    // united (by a product when their merged trie is too large).
+    if (strings.size() < 2) throw;
+    const auto mid = strings.begin() + static_cast<ptrdiff_t>(strings.size() / 2);
+    Norm a = Norm::nothing(), b = Norm::nothing();
+    a.string = literal_set({strings.begin(), mid}, pointer);
+    b.string = literal_set({mid, strings.end()}, pointer);
+    deadline_.check_now(ErrorLocation::at_pointer(pointer));
+    return unite(a, b).string;  // no words(): not interned
+  } catch (const std::invalid_argument& e) {
+    throw SchemaError(pointer, e.what());
+  }
+  same_hash.push_back(d);
+  return d;
+}
+
+Norm SchemaCompiler::enum_norm(const json& list, const std::string& p) {
+  if (!list.is_array()) throw SchemaError(p, "must be an array");
+  if (list.empty()) never_matches(p, "the enum is empty: this schema matches no value");
+  // Numbers together and strings together: one automaton for each whole list, not a union
+  // of one per value. The deadline is read every 1,024 values: an enum is one keyword, but
+  // may be most of a 64 MB document.
+  Norm e = Norm::nothing();
+  std::vector<Decimal> numbers;
+  std::vector<std::string> strings;
+  std::vector<const Norm*> others;
+  std::deque<Norm> records;
+  for (size_t i = 0; i < list.size(); ++i) {
+    if ((i & 1023) == 1023) deadline_.check_now(ErrorLocation::at_pointer(p));
+    const json& v = list[i];
+    if (v.is_number()) {
+      numbers.push_back(decimal_of(v));
+    } else if (v.is_string()) {
+      strings.push_back(v.get<std::string>());
+    } else if (v.is_null()) {
+      e.null = true;
+    } else if (v.is_boolean()) {
+      e.booleans |= v.get<bool>() ? 2 : 1;
+    } else {
+      records.push_back(value_norm(v, p + "/" + std::to_string(i)));
+      others.push_back(&records.back());
+      if (others.size() > engine_limits().schema_alternatives) {
+        throw LimitError(ErrorLocation::at_pointer(p), "schema_alternatives", engine_limits().schema_alternatives,
+                         fmt::format("an enum of {} or more arrays and objects", others.size()));
+      }
+    }
+  }
+  if (!others.empty()) {
+    others.push_back(&e);
+    e = unite_all(others);
+  }
+  if (!strings.empty()) {
+    e.string = literal_set(std::move(strings), p);
+    deadline_.check_now(ErrorLocation::at_pointer(p));
+  }
+  if (!numbers.empty()) {
+    try {
+      e.number = numbers_among(numbers);
+    } catch (const std::exception& x) {
+      throw SchemaError(p, x.what());
+    }
+    deadline_.check_now(ErrorLocation::at_pointer(p));
+  }
+  return e;
+}
+
+}  // namespace lockstep::schema
