@@ -161,7 +161,7 @@ class DirectAutomatonDfa {
     uint64_t h = fnv1a_step(kFnvOffsetBasis, node.calls.size());
     for (const auto& c : node.calls) h = fnv1a_step(fnv1a_step(h, c.rule), c.target);
     for (const auto& e : node.bytes) h = fnv1a_step(h, (uint64_t{e.target} << 16) | (uint64_t{e.hi} << 8) | e.lo);
-    return fold29(h);
+    return h;  // FNV-1a: its high bits depend on every input (tables index by those)
   }
   static bool same(const Node& a, const Node& b) {
     return a.bytes.size() == b.bytes.size() && a.calls.size() == b.calls.size() &&
@@ -173,9 +173,12 @@ class DirectAutomatonDfa {
   // The state of `node`: an equal interior node's, or a new one (hash-consing).
   uint32_t intern(Node&& node) {
     const uint64_t h = hash_of(node);
-    if (slots_.empty()) slots_.assign(64, kEmpty);
+    if (slots_.empty()) {
+      slot_bits_ = 6;
+      slots_.assign(size_t{1} << slot_bits_, kEmpty);
+    }
     size_t mask = slots_.size() - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
+    for (size_t i = slot_of(h); ; i = (i + 1) & mask) {
       const uint32_t at = slots_[i];
       if (at == kEmpty) break;
       if (interior_hash_[at] == h && same(interior_[at], node)) return n_ + at;
@@ -185,20 +188,23 @@ class DirectAutomatonDfa {
     interior_.push_back(std::move(node));
     interior_hash_.push_back(h);
     if (2 * interior_.size() > slots_.size()) {  // keep the load under one half
-      slots_.assign(slots_.size() * 2, kEmpty);
+      ++slot_bits_;
+      slots_.assign(size_t{1} << slot_bits_, kEmpty);
       mask = slots_.size() - 1;
       for (uint32_t k = 0; k < interior_.size(); ++k) {
-        size_t i = interior_hash_[k] & mask;
+        size_t i = slot_of(interior_hash_[k]);
         while (slots_[i] != kEmpty) i = (i + 1) & mask;
         slots_[i] = k;
       }
     } else {
-      size_t i = h & mask;
+      size_t i = slot_of(h);
       while (slots_[i] != kEmpty) i = (i + 1) & mask;
       slots_[i] = at;
     }
     return n_ + at;
   }
+  // Fibonacci hashing: the high bits of the product.
+  size_t slot_of(uint64_t h) const { return static_cast<size_t>(mix64(h) >> (64 - slot_bits_)); }
 
   [[noreturn]] void too_big() const {
     throw LimitError(ErrorLocation::at(rule_.where), "rule_automaton_states", max_states_,
@@ -377,6 +383,7 @@ class DirectAutomatonDfa {
   std::vector<Node> interior_;
   std::vector<uint64_t> interior_hash_;  // per interior node
   std::vector<uint32_t> slots_;          // open addressing: interior index, or kEmpty
+  unsigned slot_bits_ = 0;               // slots_.size() == 2^slot_bits_
   static constexpr uint32_t kEmpty = UINT32_MAX;
 };
 
