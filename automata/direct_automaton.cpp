@@ -213,6 +213,7 @@ class DirectAutomatonDfa {
 
   Template make_template(uint32_t q) const {
     std::vector<Item> items;
+    items.reserve(64);
     std::vector<uint32_t> slots;
     std::vector<std::vector<CodepointRange>> pair_ranges;
     for (const auto& e : d_.states()[q].edges) {
@@ -239,6 +240,7 @@ class DirectAutomatonDfa {
       }
     }
     Template t;
+    t.nodes.reserve(32);
     t.pairs = std::move(pair_ranges);
     Scratch scratch;
     std::vector<const Item*> all;
@@ -336,6 +338,7 @@ class DirectAutomatonDfa {
     std::sort(out.calls.begin(), out.calls.end(), [](const Call& a, const Call& b) { return a.rule < b.rule; });
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
+    out.bytes.reserve(points.size());
     std::vector<const Item*>& sub = scratch.sub[pos];
     for (size_t i = 0; i + 1 < points.size(); ++i) {
       const uint16_t a = points[i], b = static_cast<uint16_t>(points[i + 1] - 1);
