@@ -92,6 +92,16 @@ enum class WeightType { kF32, kF16, kQ8_0 };
 void convert_llama2c_to_gguf(const std::string& model_path, const std::string& tokenizer_path,
                              const std::string& out_path, WeightType type = WeightType::kF32);
 
+/// Writes `model` as a GGUF llama model with the SPM vocabulary of the llama2.c tokenizer
+/// at `tokenizer_path` (its size must be the model's vocab_size), as convert does.
+void write_llama_gguf(const LlamaModel& model, const std::string& tokenizer_path, const std::string& name,
+                      const std::string& out_path, WeightType type = WeightType::kF32);
+
+/// A llama model of shape `config` with random weights, for benchmarks: matrices uniform in
+/// ±1/√(columns), norms 1; the same `seed` gives the same weights on every machine
+/// (splitmix64). Throws std::invalid_argument for an inconsistent shape.
+std::shared_ptr<const LlamaModel> random_llama_model(const LlamaConfig& config, uint64_t seed);
+
 class ThreadPool;
 
 /// The mutable state of one sequence: KV cache, scratch buffers and the threads its
