@@ -1,24 +1,23 @@
 // runtime/llama_kernels.h — the inner loops of the forward pass (runtime/llama_model.cpp):
-// matrix rows · vector, exp over an array, in a fixed float evaluation order.
+// rows · vector, attention's weighted sum, exp over an array, in a fixed float order.
 //
 // The loops use the compiler's generic vectors (GCC / Clang `vector_size`): SSE2 in the
 // portable build, AVX2 or AVX-512 in a native one (LOCKSTEP_NATIVE). The order of every
-// sum is written here — 16 lane accumulators, a fixed pairwise reduction, then the
+// sum is written here — 8 lane accumulators, a fixed pairwise reduction, then the
 // remaining elements in order — so every build, every thread count and every batch size
 // computes the same bits (floating-point contraction is off for this code: CMakeLists.txt).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 namespace lockstep::kernels {
 
-// Sums run in 16 lanes in every build: lane k adds elements k, k + 16, k + 32, …; a build
-// holds the 16 lanes in 4 SSE, 2 AVX or 1 AVX-512 register(s).
-constexpr int kLanes = 16;
-#if defined(__AVX512F__)
-constexpr int kWidth = 16;
-#elif defined(__AVX__)
+// Sums run in 8 lanes in every build: lane k adds elements k, k + 8, k + 16, …; a build
+// holds the 8 lanes in 2 SSE registers or 1 AVX one.
+constexpr int kLanes = 8;
+#if defined(__AVX__)
 constexpr int kWidth = 8;
 #else
 constexpr int kWidth = 4;
@@ -26,72 +25,106 @@ constexpr int kWidth = 4;
 constexpr int kParts = kLanes / kWidth;
 using Vec = float __attribute__((vector_size(kWidth * sizeof(float))));
 using UVec = uint32_t __attribute__((vector_size(kWidth * sizeof(uint32_t))));
-
-// Rows a matrix-vector product interleaves (each row's own order does not depend on it):
-// enough independent accumulators to hide the add latency without spilling registers.
-constexpr int kRows = kParts >= 4 ? 2 : kParts == 2 ? 4 : 8;
-
-#define LOCKSTEP_LOAD(v, p) std::memcpy(&(v), (p), sizeof(Vec))
-
 using Vec4 = float __attribute__((vector_size(4 * sizeof(float))));
 
-/// (l[0] + l[2]) + (l[1] + l[3]): the last two steps of every pairwise reduction.
-inline float reduce4(const Vec4& l) {
+// Rows a product interleaves (each row's own order does not depend on it): enough
+// independent accumulators to hide the add latency without spilling registers.
+constexpr int kRows = kParts == 1 ? 8 : 4;
+
+#define LOCKSTEP_LOAD(v, p) std::memcpy(&(v), (p), sizeof(v))
+
+/// Lanes k and k + 4 added: 8 lanes → 4.
+inline Vec4 fold(const Vec* parts) {
+  if constexpr (kParts == 2) {
+    Vec4 a, b;
+    std::memcpy(&a, &parts[0], sizeof a);
+    std::memcpy(&b, &parts[1], sizeof b);
+    return a + b;
+  } else {
+    return __builtin_shufflevector(parts[0], parts[0], 0, 1, 2, 3) +
+           __builtin_shufflevector(parts[0], parts[0], 4, 5, 6, 7);
+  }
+}
+
+/// (l[0] + l[2]) + (l[1] + l[3]).
+inline float reduce4(Vec4 l) {
   float t[4];
   std::memcpy(t, &l, sizeof t);
   return (t[0] + t[2]) + (t[1] + t[3]);
 }
 
-/// The sum of 16 lanes (held in kParts vectors): halves added pairwise, 8 + 8, 4 + 4, …
-inline float reduce_lanes(const Vec* parts) {
-  Vec4 a[4];
-  std::memcpy(a, parts, sizeof a);
-  return reduce4((a[0] + a[2]) + (a[1] + a[3]));
+/// reduce4 of four vectors at once: {reduce4(a), reduce4(b), reduce4(c), reduce4(d)}.
+inline Vec4 reduce4x4(Vec4 a, Vec4 b, Vec4 c, Vec4 d) {
+  const Vec4 ab = __builtin_shufflevector(a, b, 0, 4, 1, 5) + __builtin_shufflevector(a, b, 2, 6, 3, 7);
+  const Vec4 cd = __builtin_shufflevector(c, d, 0, 4, 1, 5) + __builtin_shufflevector(c, d, 2, 6, 3, 7);
+  // ab = {a0 + a2, b0 + b2, a1 + a3, b1 + b3}, cd likewise
+  return __builtin_shufflevector(ab, cd, 0, 1, 4, 5) + __builtin_shufflevector(ab, cd, 2, 3, 6, 7);
 }
 
-/// out[r] = w[r·n .. r·n + n) · x, r < R.
+/// out[r] = w[r·stride .. r·stride + n) · x for r < R: 8 lanes, folded to 4, reduced
+/// pairwise, then the last n mod 8 products in order.
 template <int R>
-inline void dot_rows(float* out, const float* w, const float* x, int n) {
+inline void dot_rows(float* out, const float* w, size_t stride, const float* x, int n) {
   Vec acc[R][kParts];
-#pragma GCC unroll 16
+#pragma GCC unroll 8
   for (int r = 0; r < R; r++) {
-#pragma GCC unroll 16
+#pragma GCC unroll 2
     for (int q = 0; q < kParts; q++) acc[r][q] = Vec{};
   }
   int j = 0;
   for (; j + kLanes <= n; j += kLanes) {
-#pragma GCC unroll 16
+#pragma GCC unroll 2
     for (int q = 0; q < kParts; q++) {
       Vec xv;
       LOCKSTEP_LOAD(xv, x + j + q * kWidth);
-#pragma GCC unroll 16
+#pragma GCC unroll 8
       for (int r = 0; r < R; r++) {
         Vec wv;
-        LOCKSTEP_LOAD(wv, w + static_cast<size_t>(r) * n + j + q * kWidth);
+        LOCKSTEP_LOAD(wv, w + r * stride + j + q * kWidth);
         acc[r][q] += wv * xv;
       }
     }
   }
-#pragma GCC unroll 16
+  float sums[R];
+  if constexpr (R % 4 == 0) {
+#pragma GCC unroll 2
+    for (int g = 0; g < R; g += 4) {
+      const Vec4 s = reduce4x4(fold(acc[g]), fold(acc[g + 1]), fold(acc[g + 2]), fold(acc[g + 3]));
+      std::memcpy(sums + g, &s, sizeof s);
+    }
+  } else {
+#pragma GCC unroll 2
+    for (int r = 0; r < R; r++) sums[r] = reduce4(fold(acc[r]));
+  }
+#pragma GCC unroll 8
   for (int r = 0; r < R; r++) {
-    float sum = reduce_lanes(acc[r]);
-    const float* row = w + static_cast<size_t>(r) * n;
-    for (int k = j; k < n; k++) sum += row[k] * x[k];
-    out[r] = sum;
+    const float* row = w + r * stride;
+    for (int k = j; k < n; k++) sums[r] += row[k] * x[k];
+    out[r] = sums[r];
+  }
+}
+
+/// out[i] = w[i·stride .. i·stride + n) · x for i in [begin, end): blocks of R rows, the
+/// rows left over in blocks of R / 2, R / 4, …
+template <int R = kRows>
+inline void dots(float* out, const float* w, size_t stride, const float* x, int n, int begin, int end) {
+  int i = begin;
+  for (; i + R <= end; i += R) dot_rows<R>(out + i, w + i * stride, stride, x, n);
+  if constexpr (R > 1) {
+    if (i < end) dots<R / 2>(out, w, stride, x, n, i, end);
   }
 }
 
 /// For each of `batch` inputs b and rows i in [begin, end): xout[b·d + i] = W[i] · x[b],
-/// W (d, n) row-major, x[b] (n). A block of R rows is read once for the whole batch; the
-/// rows left over go in blocks of R / 2, R / 4, …
+/// W (d, n) row-major, x[b] (n). A block of R rows is read once for the whole batch.
 template <int R = kRows>
 inline void matmul_rows(float* xout, const float* x, const float* w, int n, int d, int batch, int begin,
                         int end) {
+  const size_t un = static_cast<size_t>(n);
   int i = begin;
   for (; i + R <= end; i += R) {
-    const float* wi = w + static_cast<size_t>(i) * n;
     for (int b = 0; b < batch; b++) {
-      dot_rows<R>(xout + static_cast<size_t>(b) * d + i, wi, x + static_cast<size_t>(b) * n, n);
+      dot_rows<R>(xout + static_cast<size_t>(b) * d + i, w + i * un, un, x + b * un, n);
     }
   }
   if constexpr (R > 1) {
@@ -99,46 +132,19 @@ inline void matmul_rows(float* xout, const float* x, const float* w, int n, int 
   }
 }
 
-// Attention works on heads of a few dozen floats: 8 lanes, in 8- or 4-wide vectors.
-constexpr int kWidth8 = kWidth < 8 ? kWidth : 8;
-using Vec8 = float __attribute__((vector_size(kWidth8 * sizeof(float))));
-
-/// q · k, n floats: element i in lane i mod 8, the lanes added pairwise, then the last
-/// n mod 8 elements in order.
-inline float dot8(const float* q, const float* k, int n) {
-  constexpr int kP = 8 / kWidth8;
-  Vec8 acc[kP];
-  for (int p = 0; p < kP; p++) acc[p] = Vec8{};
-  int i = 0;
-  for (; i + 8 <= n; i += 8) {
-#pragma GCC unroll 2
-    for (int p = 0; p < kP; p++) {
-      Vec8 a, b;
-      std::memcpy(&a, q + i + p * kWidth8, sizeof a);
-      std::memcpy(&b, k + i + p * kWidth8, sizeof b);
-      acc[p] += a * b;
-    }
-  }
-  Vec4 h[2];
-  std::memcpy(h, acc, sizeof h);
-  float sum = reduce4(h[0] + h[1]);
-  for (; i < n; i++) sum += q[i] * k[i];
-  return sum;
-}
-
 /// out[i] = Σ_t (a[t] · scale) · v[t · stride + i] for i < n, summed in order of t; C
 /// vectors of out at a time.
 template <int C>
 inline void weighted_sum_chunks(float* out, const float* a, float scale, const float* v, size_t stride, int count) {
-  Vec8 acc[C];
-  for (int c = 0; c < C; c++) acc[c] = Vec8{};
+  Vec acc[C];
+  for (int c = 0; c < C; c++) acc[c] = Vec{};
   for (int t = 0; t < count; t++) {
     const float at = a[t] * scale;
     const float* vt = v + t * stride;
 #pragma GCC unroll 8
     for (int c = 0; c < C; c++) {
-      Vec8 x;
-      std::memcpy(&x, vt + kWidth8 * c, sizeof x);
+      Vec x;
+      LOCKSTEP_LOAD(x, vt + kWidth * c);
       acc[c] += at * x;
     }
   }
@@ -146,10 +152,10 @@ inline void weighted_sum_chunks(float* out, const float* a, float scale, const f
 }
 
 inline void weighted_sum(float* out, const float* a, float scale, const float* v, size_t stride, int count, int n) {
-  constexpr int kBlock = 4 * kWidth8;
+  constexpr int kBlock = 4 * kWidth;
   int i = 0;
   for (; i + kBlock <= n; i += kBlock) weighted_sum_chunks<4>(out + i, a, scale, v + i, stride, count);
-  for (; i + kWidth8 <= n; i += kWidth8) weighted_sum_chunks<1>(out + i, a, scale, v + i, stride, count);
+  for (; i + kWidth <= n; i += kWidth) weighted_sum_chunks<1>(out + i, a, scale, v + i, stride, count);
   for (; i < n; i++) {
     float sum = 0.0f;
     for (int t = 0; t < count; t++) sum += (a[t] * scale) * v[t * stride + i];
@@ -186,8 +192,8 @@ inline void exp_lanes(Vec& x) {
   x = p * scale;
 }
 
-/// x[i] = exp(x[i] - shift), i < n; returns the sum of the results (16 lane sums reduced
-/// pairwise, then the last n mod 16 in order).
+/// x[i] = exp(x[i] - shift), i < n; returns the sum of the results (8 lane sums folded
+/// and reduced pairwise, then the last n mod 8 in order).
 inline float exp_shifted_sum(float* x, int n, float shift) {
   Vec acc[kParts];
   for (int q = 0; q < kParts; q++) acc[q] = Vec{};
@@ -203,7 +209,7 @@ inline float exp_shifted_sum(float* x, int n, float shift) {
       acc[q] += v;
     }
   }
-  float sum = reduce_lanes(acc);
+  float sum = reduce4(fold(acc));
   for (; i < n; i += kWidth) {  // the rest, padded to a vector, then summed in order
     const int m = n - i < kWidth ? n - i : kWidth;
     float tail[kWidth] = {};

@@ -168,11 +168,11 @@ std::span<const float> InferenceState::forward(std::span<const int32_t> tokens, 
           const float* qh = q_.data() + b * dim + h * head_size;
           float* att = att_.data() + static_cast<size_t>(h) * n_ctx_;
           const float* keys = key_cache_.data() + loff + (h / kv_mul) * head_size;
+          kernels::dots(att, keys, kv_dim, qh, head_size, 0, p + 1);
           float max = -HUGE_VALF;
           for (int t = 0; t <= p; t++) {
-            const float score = kernels::dot8(qh, keys + static_cast<size_t>(t) * kv_dim, head_size) * inv_sqrt_head;
-            att[t] = score;
-            max = score > max ? score : max;
+            att[t] *= inv_sqrt_head;
+            max = att[t] > max ? att[t] : max;
           }
           const float inv_sum = 1.0f / kernels::exp_shifted_sum(att, p + 1, max);
           const float* values = value_cache_.data() + loff + (h / kv_mul) * head_size;
