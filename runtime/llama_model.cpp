@@ -127,7 +127,7 @@ std::span<const float> InferenceState::forward(std::span<const int32_t> tokens, 
         const int lo = std::max(begin, p.first) - p.first, hi = std::min(end, p.first + p.d) - p.first;
         if (lo < hi) matmul_rows(p.out, xb_.data(), p.w, dim, p.d, n, lo, hi);
       }
-    });
+    }, kernels::kRows);
 
     const size_t loff = static_cast<size_t>(l) * n_ctx_ * kv_dim;
     for (int b = 0; b < n; b++) {
@@ -183,7 +183,7 @@ std::span<const float> InferenceState::forward(std::span<const int32_t> tokens, 
     }
     pool.parallel_for(dim, [&](int begin, int end) {
       matmul_rows(xb2_.data(), xb_.data(), w.wo, dim, dim, n, begin, end);
-    });
+    }, kernels::kRows);
     for (size_t i = 0; i < un * dim; i++) x[i] += xb2_[i];
 
     // SwiGLU feed-forward: w2 · (silu(w1 · x) ⊙ (w3 · x)).
@@ -195,10 +195,10 @@ std::span<const float> InferenceState::forward(std::span<const int32_t> tokens, 
         const size_t off = static_cast<size_t>(b) * hidden + begin;
         kernels::swiglu(hb_.data() + off, hb2_.data() + off, end - begin);
       }
-    });
+    }, kernels::kRows);
     pool.parallel_for(dim, [&](int begin, int end) {
       matmul_rows(xb_.data(), hb_.data(), w.w2, hidden, dim, n, begin, end);
-    });
+    }, kernels::kRows);
     for (size_t i = 0; i < un * dim; i++) x[i] += xb_[i];
   }
 
@@ -206,7 +206,7 @@ std::span<const float> InferenceState::forward(std::span<const int32_t> tokens, 
   rmsnorm(last, last, m.rms_final(), dim, c.rms_eps);
   pool.parallel_for(c.vocab_size, [&](int begin, int end) {
     matmul_rows(logits_.data(), last, m.classifier(), dim, c.vocab_size, 1, begin, end);
-  });
+  }, kernels::kRows);
   return logits_;
 }
 

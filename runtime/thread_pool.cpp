@@ -7,8 +7,9 @@ namespace lockstep {
 
 namespace {
 
-// Polls before sleeping: about 50 µs on a current x86 core.
+// Polls before sleeping (workers) or yielding (the caller): about 50 µs on a current core.
 constexpr int kSpins = 1 << 11;
+constexpr uint64_t kField = (uint64_t{1} << 20) - 1;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -22,41 +23,55 @@ inline void cpu_relax() {
 
 ThreadPool::ThreadPool(int threads) : size_(std::max(1, threads)) {
   workers_.reserve(static_cast<size_t>(size_ - 1));
-  for (int i = 1; i < size_; ++i) workers_.emplace_back([this, i] { worker(i); });
+  for (int i = 1; i < size_; ++i) workers_.emplace_back([this] { worker(); });
 }
 
 ThreadPool::~ThreadPool() {
-  stop_ = true;
+  stop_.store(true, std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::run_share(int index) {
-  const int64_t n = n_, t = size_;
-  const int begin = static_cast<int>(n * index / t), end = static_cast<int>(n * (index + 1) / t);
-  if (begin < end) task_(ctx_, begin, end);
+void ThreadPool::run_chunks() {
+  uint64_t c = claim_.load(std::memory_order_acquire);
+  for (;;) {
+    const uint64_t next = c & kField, count = (c >> 20) & kField;
+    if (next >= count) return;
+    if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+    // The chunk is ours: the dispatch cannot end (nor task_ change) before done_ counts it.
+    const int begin = static_cast<int>(next) * chunk_;
+    task_(ctx_, begin, std::min(n_, begin + chunk_));
+    done_.fetch_add(1, std::memory_order_release);
+    c = claim_.load(std::memory_order_acquire);
+  }
 }
 
-void ThreadPool::dispatch(int n, Task task, void* ctx) {
+void ThreadPool::dispatch(int n, int grain, Task task, void* ctx) {
+  // About four chunks per thread, whole grains each, at most 2^20 chunks.
+  const int64_t grains = (int64_t{n} + grain - 1) / grain;
+  const int64_t per_chunk = std::max<int64_t>((grains + 4 * size_ - 1) / (4 * size_), (grains + kField - 1) / kField);
+  chunk_ = static_cast<int>(per_chunk * grain);
+  const uint64_t count = static_cast<uint64_t>((int64_t{n} + chunk_ - 1) / chunk_);
   task_ = task;
   ctx_ = ctx;
   n_ = n;
-  pending_.store(size_ - 1, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);  // publishes task_, ctx_, n_
+  done_.store(0, std::memory_order_relaxed);
+  dispatches_ = (dispatches_ + 1) & 0xFFFFFF;
+  claim_.store(uint64_t{dispatches_} << 40 | count << 20, std::memory_order_release);
+  generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
-  run_share(0);
-  for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+  run_chunks();
+  for (int spin = 0; done_.load(std::memory_order_acquire) != count; ++spin) {
     if (spin < kSpins) {
       cpu_relax();
     } else {
-      const int left = pending_.load(std::memory_order_acquire);
-      if (left != 0) pending_.wait(left, std::memory_order_acquire);
+      std::this_thread::yield();  // a worker holds a chunk but not a core
     }
   }
 }
 
-void ThreadPool::worker(int index) {
+void ThreadPool::worker() {
   uint32_t seen = 0;
   for (;;) {
     uint32_t now = generation_.load(std::memory_order_acquire);
@@ -69,9 +84,8 @@ void ThreadPool::worker(int index) {
       now = generation_.load(std::memory_order_acquire);
     }
     seen = now;
-    if (stop_) return;
-    run_share(index);
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pending_.notify_one();
+    if (stop_.load(std::memory_order_relaxed)) return;
+    run_chunks();
   }
 }
 
