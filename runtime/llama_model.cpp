@@ -2,7 +2,7 @@
 // pool by output rows).
 //
 // The operations of llama2.c's run.c, in the same sequence; the inner loops
-// (llama_kernels.h) sum in 16 lanes and use a polynomial exp, and greedy decoding
+// (llama_kernels.h) sum in 8 lanes and use a polynomial exp (docs/forward.md), and greedy decoding
 // reproduces run.c's published outputs.
 #include <algorithm>
 #include <cmath>
