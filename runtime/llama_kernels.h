@@ -6,13 +6,23 @@
 // sum is written here — 8 lane accumulators, a fixed pairwise reduction, then the
 // remaining elements in order — so every build, every thread count and every batch size
 // computes the same bits (floating-point contraction is off for this code: CMakeLists.txt).
+//
+// Each translation unit that includes it names its instruction set (LOCKSTEP_KERNELS_ISA,
+// default `base`): the functions land in a namespace of that name, so a unit compiled for
+// AVX2 (llama_kernels_avx2.cpp) never lends its code to another. Include it only from the
+// units that build a KernelTable (llama_kernel_table.h) and from tests.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#ifndef LOCKSTEP_KERNELS_ISA
+#define LOCKSTEP_KERNELS_ISA base
+#endif
+
 namespace lockstep::kernels {
+inline namespace LOCKSTEP_KERNELS_ISA {
 
 // Sums run in 8 lanes in every build: lane k adds elements k, k + 8, k + 16, …; a build
 // holds the 8 lanes in 2 SSE registers or 1 AVX one.
@@ -251,4 +261,5 @@ inline void swiglu(float* g, const float* u, int n) {
 
 #undef LOCKSTEP_LOAD
 
+}  // namespace LOCKSTEP_KERNELS_ISA
 }  // namespace lockstep::kernels

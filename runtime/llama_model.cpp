@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/llama_kernels.h"
+#include "runtime/llama_kernel_table.h"
 #include "runtime/model.h"
 #include "runtime/thread_pool.h"
 
@@ -91,7 +91,8 @@ std::span<const float> InferenceState::forward(int32_t token, int32_t pos) {
 // Each output row of a matrix is one dot product (llama_kernels.h) computed by one thread,
 // so neither the thread count nor the batch size changes a bit of the result.
 std::span<const float> InferenceState::forward(std::span<const int32_t> tokens, int32_t pos) {
-  using kernels::matmul_rows;
+  const kernels::KernelTable& K = kernels::best_kernels();
+  const auto matmul_rows = K.matmul_rows;
   const LlamaModel& m = *model_;
   const LlamaConfig& c = m.config();
   if (tokens.empty()) throw std::invalid_argument("forward: no tokens");
@@ -127,7 +128,7 @@ std::span<const float> InferenceState::forward(std::span<const int32_t> tokens, 
         const int lo = std::max(begin, p.first) - p.first, hi = std::min(end, p.first + p.d) - p.first;
         if (lo < hi) matmul_rows(p.out, xb_.data(), p.w, dim, p.d, n, lo, hi);
       }
-    }, kernels::kRows);
+    }, K.rows);
 
     const size_t loff = static_cast<size_t>(l) * n_ctx_ * kv_dim;
     for (int b = 0; b < n; b++) {
@@ -168,22 +169,22 @@ std::span<const float> InferenceState::forward(std::span<const int32_t> tokens, 
           const float* qh = q_.data() + b * dim + h * head_size;
           float* att = att_.data() + static_cast<size_t>(h) * n_ctx_;
           const float* keys = key_cache_.data() + loff + (h / kv_mul) * head_size;
-          kernels::dots(att, keys, kv_dim, qh, head_size, 0, p + 1);
+          K.dots(att, keys, kv_dim, qh, head_size, 0, p + 1);
           float max = -HUGE_VALF;
           for (int t = 0; t <= p; t++) {
             att[t] *= inv_sqrt_head;
             max = att[t] > max ? att[t] : max;
           }
-          const float inv_sum = 1.0f / kernels::exp_shifted_sum(att, p + 1, max);
+          const float inv_sum = 1.0f / K.exp_shifted_sum(att, p + 1, max);
           const float* values = value_cache_.data() + loff + (h / kv_mul) * head_size;
-          kernels::weighted_sum(xb_.data() + b * dim + h * head_size, att, inv_sum, values, kv_dim, p + 1,
+          K.weighted_sum(xb_.data() + b * dim + h * head_size, att, inv_sum, values, kv_dim, p + 1,
                                 head_size);
         }
       });
     }
     pool.parallel_for(dim, [&](int begin, int end) {
       matmul_rows(xb2_.data(), xb_.data(), w.wo, dim, dim, n, begin, end);
-    }, kernels::kRows);
+    }, K.rows);
     for (size_t i = 0; i < un * dim; i++) x[i] += xb2_[i];
 
     // SwiGLU feed-forward: w2 · (silu(w1 · x) ⊙ (w3 · x)).
@@ -193,12 +194,12 @@ std::span<const float> InferenceState::forward(std::span<const int32_t> tokens, 
       matmul_rows(hb2_.data(), xb_.data(), w.w3, dim, hidden, n, begin, end);
       for (int b = 0; b < n; b++) {
         const size_t off = static_cast<size_t>(b) * hidden + begin;
-        kernels::swiglu(hb_.data() + off, hb2_.data() + off, end - begin);
+        K.swiglu(hb_.data() + off, hb2_.data() + off, end - begin);
       }
-    }, kernels::kRows);
+    }, K.rows);
     pool.parallel_for(dim, [&](int begin, int end) {
       matmul_rows(xb_.data(), hb_.data(), w.w2, hidden, dim, n, begin, end);
-    }, kernels::kRows);
+    }, K.rows);
     for (size_t i = 0; i < un * dim; i++) x[i] += xb_[i];
   }
 
@@ -206,7 +207,7 @@ std::span<const float> InferenceState::forward(std::span<const int32_t> tokens, 
   rmsnorm(last, last, m.rms_final(), dim, c.rms_eps);
   pool.parallel_for(c.vocab_size, [&](int begin, int end) {
     matmul_rows(logits_.data(), last, m.classifier(), dim, c.vocab_size, 1, begin, end);
-  }, kernels::kRows);
+  }, K.rows);
   return logits_;
 }
 

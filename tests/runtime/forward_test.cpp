@@ -1,7 +1,7 @@
 // The forward pass's guarantees beyond the bundled model's greedy output: the logits do not
-// depend on the thread count nor on batching, the vector exp stays within a few ulp of
-// std::exp, the thread pool covers every index once, and a random-weight model survives
-// the trip through GGUF.
+// depend on the thread count, on batching nor on the kernels' instruction set, the vector
+// exp stays within a few ulp of std::exp, the thread pool covers every index once, and a
+// random-weight model survives the trip through GGUF.
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <span>
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 
 #include "runtime/generator.h"
 #include "runtime/gguf.h"
+#include "runtime/llama_kernel_table.h"
 #include "runtime/llama_kernels.h"
 #include "runtime/thread_pool.h"
 #include "tests/test_data.h"
@@ -133,6 +135,47 @@ TEST(Forward, VectorExpIsWithinThreeUlpOfStdExp) {
   EXPECT_LT(out[1], 1e-37f);
   EXPECT_TRUE(std::isfinite(out[2]));
   EXPECT_GT(out[2], 1e38f);
+}
+
+TEST(Forward, EveryKernelTableComputesTheSameBits) {
+  const kernels::KernelTable* avx2 = kernels::avx2_kernels();
+  if (!avx2) GTEST_SKIP() << "no AVX2 kernels in this build, or no AVX2 on this CPU";
+  const kernels::KernelTable& base = kernels::base_kernels();
+  EXPECT_EQ(&kernels::best_kernels(), avx2);
+  uint64_t state = 42;
+  auto random = [&state](size_t n, float scale) {
+    std::vector<float> v(n);
+    for (auto& x : v) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      x = (static_cast<float>(state >> 40) * 0x1p-23f - 1.0f) * scale;
+    }
+    return v;
+  };
+  for (int n : {1, 5, 8, 13, 64, 100, 172}) {
+    const int d = 23, batch = 3;
+    const auto w = random(static_cast<size_t>(d) * n, 1), x = random(static_cast<size_t>(batch) * n, 1);
+    for (auto [begin, end] : {std::pair{0, d}, std::pair{3, 20}, std::pair{5, 6}}) {
+      std::vector<float> a(static_cast<size_t>(batch) * d), b(a.size());
+      base.matmul_rows(a.data(), x.data(), w.data(), n, d, batch, begin, end);
+      avx2->matmul_rows(b.data(), x.data(), w.data(), n, d, batch, begin, end);
+      EXPECT_EQ(a, b) << "matmul n " << n << " rows " << begin << ".." << end;
+      base.dots(a.data(), w.data(), static_cast<size_t>(n), x.data(), n - n / 3, begin, end);
+      avx2->dots(b.data(), w.data(), static_cast<size_t>(n), x.data(), n - n / 3, begin, end);
+      EXPECT_EQ(a, b) << "dots n " << n;
+    }
+    std::vector<float> a(static_cast<size_t>(n)), b(a.size());
+    base.weighted_sum(a.data(), x.data(), 0.3f, w.data(), static_cast<size_t>(n), d, n);
+    avx2->weighted_sum(b.data(), x.data(), 0.3f, w.data(), static_cast<size_t>(n), d, n);
+    EXPECT_EQ(a, b) << "weighted sum n " << n;
+    auto e1 = random(static_cast<size_t>(n), 30), e2 = e1;
+    EXPECT_EQ(base.exp_shifted_sum(e1.data(), n, 2.5f), avx2->exp_shifted_sum(e2.data(), n, 2.5f)) << n;
+    EXPECT_EQ(e1, e2) << "exp n " << n;
+    auto g1 = random(static_cast<size_t>(n), 20), g2 = g1;
+    const auto u = random(static_cast<size_t>(n), 2);
+    base.swiglu(g1.data(), u.data(), n);
+    avx2->swiglu(g2.data(), u.data(), n);
+    EXPECT_EQ(g1, g2) << "swiglu n " << n;
+  }
 }
 
 TEST(Forward, ThreadPoolCoversEveryIndexOnce) {
