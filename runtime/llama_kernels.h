@@ -2,7 +2,8 @@
 // rows · vector, attention's weighted sum, exp over an array, in a fixed float order.
 //
 // The loops use the compiler's generic vectors (GCC / Clang `vector_size`): SSE2 in the
-// portable build, AVX2 or AVX-512 in a native one (LOCKSTEP_NATIVE). The order of every
+// portable build, AVX2 in its llama_kernels_avx2.cpp, the CPU's own in a native build
+// (LOCKSTEP_NATIVE). The order of every
 // sum is written here — 8 lane accumulators, a fixed pairwise reduction, then the
 // remaining elements in order — so every build, every thread count and every batch size
 // computes the same bits (floating-point contraction is off for this code: CMakeLists.txt).
