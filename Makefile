@@ -16,8 +16,12 @@
 #                               FUZZ_SMOKE_SECONDS (default 20) each; CI runs it
 #   make fuzz FUZZ_SECONDS=N    builds the libFuzzer targets with clang (build-fuzz/) and runs
 #                               each for N seconds; fails when one finds a crash
+#   make build NATIVE=ON        compiles for this machine's CPU (-march=native: AVX2 / AVX-512
+#                               in the forward pass); the default build runs on any x86-64
+#                               (docs/forward.md; bench/forward.sh measures it)
 BUILD_DIR ?= build
 BUILD_TYPE ?= RelWithDebInfo
+NATIVE ?= OFF
 JOBS ?= $(shell nproc)
 
 FUZZ_SECONDS ?= 60
@@ -36,7 +40,7 @@ deps:
 # The Python extension module is built with the rest, against the project's virtual
 # environment (.venv, made by scripts/python-env.sh from python/requirements-test.txt).
 build: deps
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DLOCKSTEP_NATIVE=$(NATIVE) \
 	  -DLOCKSTEP_BUILD_PYTHON=ON -DPython_EXECUTABLE=$$(bash scripts/python-env.sh)
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 

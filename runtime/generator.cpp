@@ -144,7 +144,7 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
     prompt.pop_back();
     ++result.healed_tokens;
   }
-  InferenceState state(loaded.model, options.context_length);
+  InferenceState state(loaded.model, options.context_length, options.threads);
   const int32_t n_ctx = state.context_length();
   if (prompt.size() >= static_cast<size_t>(n_ctx)) {
     throw std::invalid_argument(fmt::format("the prompt is {} tokens; the context holds {}",

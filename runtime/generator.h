@@ -55,6 +55,9 @@ struct GenerateOptions {
   SamplerParams sampling;
   std::shared_ptr<const GrammarAutomaton> grammar;  ///< null: unconstrained
   int32_t context_length = 0;  ///< KV-cache tokens (<= 0: the model's, capped at 4096)
+  /// Threads of the forward pass (InferenceState; 0: automatic). The output does not
+  /// depend on it.
+  int32_t threads = 0;
   /// Append the bytes the grammar forces without a model choice, as the tokenizer would
   /// tokenize them (runtime/jump_forward.h); the KV cache takes them in one pass.
   bool jump_forward = true;

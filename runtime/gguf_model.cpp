@@ -157,12 +157,18 @@ namespace lockstep {
 void convert_llama2c_to_gguf(const std::string& model_path, const std::string& tokenizer_path,
                              const std::string& out_path, WeightType type) {
   const auto model = load_llama2c_model(model_path);
+  write_llama_gguf(*model, tokenizer_path, std::filesystem::path(model_path).stem().string(), out_path, type);
+}
+
+void write_llama_gguf(const LlamaModel& model_ref, const std::string& tokenizer_path, const std::string& name,
+                      const std::string& out_path, WeightType type) {
+  const LlamaModel* model = &model_ref;
   const LlamaConfig& c = model->config();
   Llama2cVocab vocab = read_llama2c_vocab(tokenizer_path, c.vocab_size);
 
   GgufWriter w;
   w.set_string("general.architecture", "llama");
-  w.set_string("general.name", std::filesystem::path(model_path).stem().string());
+  w.set_string("general.name", name);
   // llama_ftype: ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q8_0 = 7
   w.set_u32("general.file_type", type == WeightType::kQ8_0 ? 7 : type == WeightType::kF16 ? 1 : 0);
   w.set_u32("llama.context_length", static_cast<uint32_t>(c.seq_len));

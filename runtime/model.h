@@ -92,16 +92,35 @@ enum class WeightType { kF32, kF16, kQ8_0 };
 void convert_llama2c_to_gguf(const std::string& model_path, const std::string& tokenizer_path,
                              const std::string& out_path, WeightType type = WeightType::kF32);
 
-/// The mutable state of one sequence: KV cache and scratch buffers.
+/// Writes `model` as a GGUF llama model with the SPM vocabulary of the llama2.c tokenizer
+/// at `tokenizer_path` (its size must be the model's vocab_size), as convert does.
+void write_llama_gguf(const LlamaModel& model, const std::string& tokenizer_path, const std::string& name,
+                      const std::string& out_path, WeightType type = WeightType::kF32);
+
+/// A llama model of shape `config` with random weights, for benchmarks: matrices uniform in
+/// ±1/√(columns), norms 1; the same `seed` gives the same weights on every machine
+/// (splitmix64). Throws std::invalid_argument for an inconsistent shape.
+std::shared_ptr<const LlamaModel> random_llama_model(const LlamaConfig& config, uint64_t seed);
+
+class ThreadPool;
+
+/// The mutable state of one sequence: KV cache, scratch buffers and the threads its
+/// forward pass uses. One thread at a time may call it.
 class InferenceState {
  public:
   /// Default KV-cache length when the caller does not choose one: the model's context,
   /// capped so that long-context models do not allocate gigabytes by default.
   static constexpr int32_t kDefaultMaxContext = 4096;
   /// `n_ctx`: tokens the KV cache holds (<= 0: min(seq_len, kDefaultMaxContext); at most
-  /// seq_len).
-  explicit InferenceState(std::shared_ptr<const LlamaModel> model, int32_t n_ctx = 0);
+  /// seq_len). `threads`: threads of the forward pass, the caller's included (each matrix
+  /// is split by output rows; every row is summed by one thread in the same order, so the
+  /// logits do not depend on it); 0: automatic — one for a model whose layers hold under
+  /// 2^20 weights (stories260K: the dispatch would cost more than it saves), else
+  /// std::thread::hardware_concurrency().
+  explicit InferenceState(std::shared_ptr<const LlamaModel> model, int32_t n_ctx = 0, int32_t threads = 0);
+  ~InferenceState();
   int32_t context_length() const { return n_ctx_; }
+  int32_t threads() const;
   /// Runs token `token` at position `pos` (0 <= pos < context_length(); positions before `pos`
   /// must already be in the KV cache) and returns logits: float[vocab_size], valid until
   /// the next call. Rolling back is calling forward() again at an earlier position.
@@ -122,6 +141,9 @@ class InferenceState {
   int32_t n_ctx_;
   std::vector<float> x_, xb_, xb2_, hb_, hb2_, q_, k_, v_, att_, logits_;  // per token of a batch
   std::vector<float> key_cache_, value_cache_;  // (n_layers, n_ctx, kv_dim)
+  std::vector<float> rope_freq_;  // (head_size / 2): θ^(-2i / head_size)
+  std::vector<float> rope_;       // (head_size / 2) × (cos, sin) at the current position
+  std::unique_ptr<ThreadPool> pool_;
 };
 
 }  // namespace lockstep

@@ -84,6 +84,7 @@ void run(const ClosingArgs& a) {
           o.prompt = a.prompt;
           o.max_tokens = static_cast<int32_t>(b);
           o.grammar = grammar;
+          o.threads = 1;  // the workers are the parallelism
           o.sampling.seed = a.seed * 1000003u + i * 1009u + b;
           ojson line = {{"file", files[i].string()}, {"budget", b}, {"minimum", minimum}, {"seed", o.sampling.seed}};
           try {

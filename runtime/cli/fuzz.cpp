@@ -34,6 +34,7 @@ struct FuzzArgs {
   GrammarSourceArgs grammar;
   std::string tokenizer, model;
   size_t walks = 200, max_steps = 256, max_configurations = 2000, examples = 3;
+  int32_t threads = 0;
   uint64_t seed = 1;
   double time_limit = 60;
   bool json = false, strict = false, no_ajv = false;
@@ -140,7 +141,7 @@ void check_spelling(const std::shared_ptr<TokenMaskCache>& cache, const Tokenize
 // Walks weighted by the model: the allowed tokens' softmax at temperature 1.
 class ModelChooser {
  public:
-  explicit ModelChooser(const LoadedModel& model) : model_(model), state_(model.model) {}
+  ModelChooser(const LoadedModel& model, int32_t threads) : model_(model), state_(model.model, 0, threads) {}
   int32_t operator()(std::span<const int32_t> tokens, std::span<const uint32_t> mask, std::mt19937_64& rng) {
     const int32_t pos = static_cast<int32_t>(tokens.size());
     const int32_t first = model_.tokenizer->bos_id() >= 0 ? model_.tokenizer->bos_id() : 0;
@@ -196,7 +197,7 @@ void run(const FuzzArgs& a) {
   o.max_configurations = a.max_configurations;
   std::unique_ptr<ModelChooser> chooser;
   if (model) {
-    chooser = std::make_unique<ModelChooser>(*model);
+    chooser = std::make_unique<ModelChooser>(*model, a.threads);
     o.choose = [&chooser](std::span<const int32_t> t, std::span<const uint32_t> m, std::mt19937_64& r) {
       return (*chooser)(t, m, r);
     };
@@ -276,6 +277,9 @@ void add_fuzz(CLI::App& app) {
   cmd->add_option("--tokenizer", args->tokenizer,
                   "Vocabulary to fuzz against: tokenizer.json, tokenizer.bin, GGUF, GPT-2 encoder.json (no model needed)");
   cmd->add_option("--model", args->model, "Weight the walks by this model (llama2.c .bin, GGUF or a directory)");
+  cmd->add_option("--threads", args->threads, "Threads of --model's forward pass (0: automatic, as generate)")
+      ->check(in_range(0, 1024, "0: automatic"))
+      ->capture_default_str();
   cmd->add_option("--walks", args->walks, "Random walks")->check(in_range(0, 1e9, ""))->capture_default_str();
   cmd->add_option("--max-steps", args->max_steps, "Tokens per walk at most")
       ->check(in_range(1, 1 << 20, ""))

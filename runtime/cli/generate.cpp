@@ -25,6 +25,7 @@ struct GenerateArgs {
   GrammarSourceArgs grammar;
   int32_t max_tokens = 256;
   int32_t ctx_size = 0;
+  int32_t threads = 0;
   SamplerParams sampling;
   std::vector<std::string> logit_bias;
   int64_t seed = -1;
@@ -73,6 +74,7 @@ void run_generate(const GenerateArgs& a) {
   opt.prompt = a.prompt;
   opt.max_tokens = a.max_tokens;
   opt.context_length = a.ctx_size;
+  opt.threads = a.threads;
   opt.sampling = a.sampling;
   opt.sampling.seed = a.seed >= 0 ? static_cast<uint64_t>(a.seed) : std::random_device{}();
   opt.jump_forward = !a.no_jump_forward;
@@ -157,6 +159,11 @@ void add_generate(CLI::App& app) {
   cmd->add_option("--ctx-size,-c", args->ctx_size,
                   "Context (KV cache) in tokens (0: the model's, at most 4096)")
       ->check(in_range(0, 1 << 30, "0: the model's"))
+      ->capture_default_str();
+  cmd->add_option("--threads,-t", args->threads,
+                  "Threads of the forward pass (0: automatic — the hardware's threads, but one for a model too small "
+                  "to gain, such as the bundled one); the output does not depend on it")
+      ->check(in_range(0, 1024, "0: automatic"))
       ->capture_default_str();
   auto& s = args->sampling;
   const double inf = HUGE_VAL;
