@@ -35,6 +35,9 @@ struct PartialMask {
 // Thread-safety: as TokenMaskCache (shared by any number of threads); each member says
 // which mutex guards it, the masks themselves are published through atomics.
 struct TokenMaskCache::Impl {
+  // Vocabularies up to this size walk a grammar state directly: the walk costs less than
+  // the network signature that would share its mask between grammars.
+  static constexpr size_t kSmallVocabulary = 4096;
   Impl(std::shared_ptr<const GrammarAutomaton> grammar, std::shared_ptr<const Vocabulary> vocabulary,
        ParserLimits limits);
   /// Stops and joins the background thread.

@@ -66,6 +66,11 @@ std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute_shared(uint32_t s
   const uint32_t r = g.rule_of(state);
   const auto& automaton = g.rule_automaton_key(r);
   if (automaton.empty()) {
+    // A small vocabulary's walk costs less than the signature that would share it.
+    if (vocabulary_->size() <= kSmallVocabulary) {
+      ++computations_;
+      return compute(state);
+    }
     // A state of a grammar rule: shared by the canonical signature of everything its walk
     // can reach (the member rules of JSON Schemas recur across schemas by the thousand).
     std::string key = network_signature(state);
