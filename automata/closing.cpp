@@ -159,7 +159,8 @@ uint64_t CompletionTracker::tokens(const EarleyParser& p, const Best& b, std::st
 }
 
 uint64_t CompletionTracker::restrict(EarleyParser& p, const Vocabulary& vocab, std::span<uint32_t> mask,
-                                     uint64_t limit, const std::string& plan) {
+                                     uint64_t limit, const std::string& plan,
+                                     std::vector<std::pair<uint64_t, int32_t>>* needs) {
   const uint32_t base = static_cast<uint32_t>(p.num_bytes());
   truncate(base + 1);
   const auto sorted = vocab.sorted_text_tokens();
@@ -204,10 +205,13 @@ uint64_t CompletionTracker::restrict(EarleyParser& p, const Vocabulary& vocab, s
         if (memoizable) memo.emplace(key, u);
       }
       largest = std::max(largest, u);
-      if (u > limit && plan.size() >= bytes.size() && plan.compare(0, bytes.size(), bytes) == 0) {
+      // The plan only matters for a token that would be cleared: with `needs`, every token's
+      // count after the plan is wanted (the same decisions for any limit).
+      if ((u > limit || (needs && u > 0)) && plan.size() >= bytes.size() && plan.compare(0, bytes.size(), bytes) == 0) {
         const uint32_t rest = data_.speller.min_tokens(std::string_view(plan).substr(bytes.size()));
         if (rest != TokenSpeller::kCannot) u = std::min<uint64_t>(u, rest);
       }
+      if (needs && u > 0) needs->emplace_back(u, id);
       if (u > limit) clear_bit(mask, static_cast<size_t>(id));
     }
   } catch (...) {

@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "automata/completion.h"
@@ -54,9 +55,12 @@ class CompletionTracker {
   /// spelling, or the rest of `plan` (a completion of the current configuration) when the
   /// token's bytes start it and that is fewer. Clears the token's bit when that exceeds
   /// `limit`. Returns the largest such count over the mask's text tokens before the plan is
-  /// considered (kNoCompletion when unknown). The parser is left as it was.
+  /// considered (kNoCompletion when unknown). With `needs`, appends (count after the plan,
+  /// token) for every token of the mask whose count is 1 or more, whatever `limit`: what a
+  /// later call with another limit would clear. The parser is left as it was.
   uint64_t restrict(EarleyParser& p, const Vocabulary& vocab, std::span<uint32_t> mask, uint64_t limit,
-                    const std::string& plan);
+                    const std::string& plan,
+                    std::vector<std::pair<uint64_t, int32_t>>* needs = nullptr);
 
  private:
   struct Entry {

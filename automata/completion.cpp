@@ -215,22 +215,22 @@ uint32_t TokenSpeller::min_tokens(std::string_view w) const {
   return best[n];
 }
 
-bool ClosingData::find_max_after(const std::vector<uint32_t>& key, uint64_t generation, uint64_t& out) const {
+std::shared_ptr<const ClosingData::Restriction> ClosingData::find_restriction(const std::vector<uint32_t>& key,
+                                                                              uint64_t generation) const {
   std::lock_guard lock(mutex_);
-  if (generation != generation_) return false;
-  const auto it = max_after_.find(key);
-  if (it == max_after_.end()) return false;
-  out = it->second;
-  return true;
+  if (generation != generation_) return nullptr;
+  const auto it = restrictions_.find(key);
+  return it == restrictions_.end() ? nullptr : it->second;
 }
 
-void ClosingData::insert_max_after(const std::vector<uint32_t>& key, uint64_t generation, uint64_t value) const {
+void ClosingData::insert_restriction(const std::vector<uint32_t>& key, uint64_t generation,
+                                     std::shared_ptr<const Restriction> value) const {
   std::lock_guard lock(mutex_);
-  if (generation != generation_ || max_after_.size() >= kMaxEntries) {
-    max_after_.clear();
+  if (generation != generation_ || restrictions_.size() >= kMaxEntries) {
+    restrictions_.clear();
     generation_ = generation;
   }
-  max_after_.emplace(key, value);
+  restrictions_.emplace(key, std::move(value));
 }
 
 }  // namespace lockstep

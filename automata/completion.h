@@ -87,18 +87,32 @@ struct ClosingData {
   ShortestCompletions completions;
   TokenSpeller speller;
 
-  /// Per whole-mask configuration (the matcher's configuration key): the largest
-  /// tokens-to-accept over the tokens its mask allows, so a configuration met again needs no
-  /// walk to know that a budget does not bind. Thread-safe; bounded (starts over when full).
-  bool find_max_after(const std::vector<uint32_t>& key, uint64_t generation, uint64_t& out) const;
-  void insert_max_after(const std::vector<uint32_t>& key, uint64_t generation, uint64_t value) const;
+  /// What the budget filter found for one whole-mask configuration, for any budget.
+  struct Restriction {
+    /// The largest tokens-to-accept over the tokens the mask allows (before the plan): a
+    /// budget at least this large does not bind.
+    uint64_t largest = 0;
+    /// (tokens-to-accept after the plan, token) for the mask's tokens that need one or more,
+    /// most first: a budget of `limit` clears those above it. Empty when there were more than
+    /// kMaxRecordedTokens (only `largest` is kept; the filter walks again).
+    std::vector<std::pair<uint64_t, int32_t>> needs;
+    bool recorded = false;
+    std::string plan;  ///< the configuration's completion, for the next step's plan
+  };
+  static constexpr size_t kMaxRecordedTokens = 4096;
+  /// Per whole-mask configuration (the matcher's configuration key): its Restriction, so a
+  /// configuration met again needs no walk, whatever the budget left. Thread-safe; bounded
+  /// (starts over when full).
+  std::shared_ptr<const Restriction> find_restriction(const std::vector<uint32_t>& key, uint64_t generation) const;
+  void insert_restriction(const std::vector<uint32_t>& key, uint64_t generation,
+                          std::shared_ptr<const Restriction> value) const;
 
  private:
   using KeyHash = U32SeqHash</*SeedWithLength=*/false, /*Fold=*/true>;
   static constexpr size_t kMaxEntries = 1u << 18;
   mutable std::mutex mutex_;
   mutable uint64_t generation_ = 0;
-  mutable std::unordered_map<std::vector<uint32_t>, uint64_t, KeyHash> max_after_;
+  mutable std::unordered_map<std::vector<uint32_t>, std::shared_ptr<const Restriction>, KeyHash> restrictions_;
 };
 
 }  // namespace lockstep

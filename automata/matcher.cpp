@@ -385,12 +385,34 @@ void EarleyMatcher::apply_budget(std::span<uint32_t> mask, const std::vector<uin
   const ClosingData& data = cache_->closing();
   const uint64_t bound = data.completions.max_configuration_bytes();
   if (data.speller.spells_every_byte() && bound != kNoCompletion && bound <= limit) return;
-  uint64_t largest = 0;
-  if (key && data.find_max_after(*key, memo_generation_, largest) && largest <= limit) return;
+  if (key) {
+    if (const auto r = data.find_restriction(*key, memo_generation_)) {
+      if (r->largest <= limit) return;
+      if (r->recorded) {
+        for (const auto& [u, id] : r->needs) {
+          if (u <= limit) break;
+          clear_bit(mask, static_cast<size_t>(id));
+        }
+        step_plan_ = r->plan;
+        return;
+      }
+    }
+  }
   std::string plan;
   current_completion(plan);
-  largest = tracker().restrict(parser_, vocab, mask, limit, plan);
-  if (key) data.insert_max_after(*key, memo_generation_, largest);
+  std::vector<std::pair<uint64_t, int32_t>> needs;
+  const uint64_t largest = tracker().restrict(parser_, vocab, mask, limit, plan, key ? &needs : nullptr);
+  if (key) {
+    auto r = std::make_shared<ClosingData::Restriction>();
+    r->largest = largest;
+    if (needs.size() <= ClosingData::kMaxRecordedTokens) {
+      std::sort(needs.begin(), needs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      r->needs = std::move(needs);
+      r->recorded = true;
+      r->plan = plan;
+    }
+    data.insert_restriction(*key, memo_generation_, std::move(r));
+  }
   if (largest > limit) step_plan_ = std::move(plan);
 }
 

@@ -216,6 +216,41 @@ TEST(Closing, BudgetedRandomWalksWithRollbacksEndComplete) { budgeted_walks(bund
 TEST(Closing, BudgetedRandomWalksEndCompleteOnLlama3) { budgeted_walks(llama3(), 1, false); }
 
 // The speller's fewest tokens against dynamic programming over a plain set of the tokens.
+// The budget filter's result is kept per configuration for any budget: masks read from a
+// cache that earlier walks under other budgets filled equal the masks of a new cache
+// (nothing kept) replaying the same tokens, at every step.
+TEST(Closing, KeptRestrictionsGiveTheMasksOfAFreshCache) {
+  const Tokenizer& tok = bundled();
+  const Vocabulary& v = tok.vocabulary();
+  std::mt19937 rng(16);
+  for (const auto& g : {gbnf_file("json.gbnf"), schema(R"({"type":"object","properties":{"name":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"required":["name","tags"]})")}) {
+    auto shared = std::make_shared<TokenMaskCache>(g, tok.shared_vocabulary());
+    for (const size_t extra : {12, 3, 7, 0, 20, 1}) {
+      EarleyMatcher m(shared);
+      const size_t budget = m.min_tokens_to_accept() + m.eog_tokens() + extra;
+      m.set_max_tokens(budget);
+      std::vector<int32_t> history;
+      std::vector<uint32_t> mask(v.bitmask_words()), fresh_mask(v.bitmask_words());
+      while (!m.is_terminated() && m.num_steps() < budget) {
+        m.fill_next_token_bitmask(mask);
+        EarleyMatcher fresh(std::make_shared<TokenMaskCache>(g, tok.shared_vocabulary()));
+        fresh.set_max_tokens(budget);
+        for (int32_t id : history) ASSERT_TRUE(fresh.accept_token(id));
+        fresh.fill_next_token_bitmask(fresh_mask);
+        ASSERT_EQ(mask, fresh_mask) << "budget +" << extra << " after " << history.size() << " tokens";
+        std::vector<int32_t> allowed;
+        for (size_t id = 0; id < v.size(); ++id) {
+          if ((mask[id / 32] >> (id % 32)) & 1) allowed.push_back(static_cast<int32_t>(id));
+        }
+        ASSERT_FALSE(allowed.empty());
+        const int32_t id = allowed[rng() % allowed.size()];
+        ASSERT_TRUE(m.accept_token(id));
+        history.push_back(id);
+      }
+    }
+  }
+}
+
 TEST(Closing, SpellerFindsTheFewestTokens) {
   std::mt19937 rng(8);
   for (const Tokenizer* tok : {&bundled(), &llama3()}) {
