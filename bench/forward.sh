@@ -18,7 +18,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 runs="${1:-9}"
 steps="${2:-256}"
 model_dir="${LOCKSTEP_MODEL_DIR:-$here/../shared/models/stories260K}"
-bins="${LOCKSTEP_BINS:-$here/build/lockstep$([[ -x $here/build-native/lockstep ]] && echo " $here/build-native/lockstep")}"
+bins="${LOCKSTEP_BINS:-$here/build/lockstep$([[ -x $here/build-native/lockstep ]] && echo " $here/build-native/lockstep" || true)}"
 shape="${RANDOM_SHAPE:-dim=768,hidden=2048,layers=8,heads=12,kv_heads=4,context=1024}"
 gguf="${RANDOM_GGUF:-$here/build/random-llama-${shape//[=,]/_}.gguf}"
 parts="${PARTS:-runc threads}"
