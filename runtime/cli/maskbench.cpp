@@ -237,6 +237,26 @@ struct Worker {
   Clock::time_point started;
 };
 
+// Runs `run` (an exception is a crash of the schema) and writes its result line to `fd`;
+// a process whose reader is gone exits.
+template <typename Run>
+void write_result(int fd, Run run) {
+  Result r;
+  try {
+    r = run();
+  } catch (const std::exception& e) {
+    r.status = "crash";
+    r.error = e.what();
+  }
+  const std::string s = encode_result(r);
+  size_t done = 0;
+  while (done < s.size()) {
+    const ssize_t n = write(fd, s.data() + done, s.size() - done);
+    if (n <= 0) _exit(1);
+    done += static_cast<size_t>(n);
+  }
+}
+
 // Runs one file in a child forked for it (fresh mode): the child dies with the worker, and a
 // child that dies without a result is reported as a crash.
 Result run_file_in_child(const std::string& path, const Tokenizer& tok, const JsonSchemaOptions& options) {
@@ -247,20 +267,7 @@ Result run_file_in_child(const std::string& path, const Tokenizer& tok, const Js
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     close(up[0]);
-    Result r;
-    try {
-      r = run_file(path, tok, options);
-    } catch (const std::exception& e) {
-      r.status = "crash";
-      r.error = e.what();
-    }
-    const std::string s = encode_result(r);
-    size_t done = 0;
-    while (done < s.size()) {
-      const ssize_t n = write(up[1], s.data() + done, s.size() - done);
-      if (n <= 0) _exit(1);
-      done += static_cast<size_t>(n);
-    }
+    write_result(up[1], [&] { return run_file(path, tok, options); });
     _exit(0);
   }
   close(up[1]);
@@ -294,20 +301,7 @@ Worker spawn(const Tokenizer& tok, const JsonSchemaOptions& options, bool fresh)
     while (fgets(line, sizeof line, in)) {
       std::string p(line);
       if (!p.empty() && p.back() == '\n') p.pop_back();
-      Result r;
-      try {
-        r = fresh ? run_file_in_child(p, tok, options) : run_file(p, tok, options);
-      } catch (const std::exception& e) {
-        r.status = "crash";
-        r.error = e.what();
-      }
-      const std::string s = encode_result(r);
-      size_t done = 0;
-      while (done < s.size()) {
-        const ssize_t n = write(up[1], s.data() + done, s.size() - done);
-        if (n <= 0) _exit(1);
-        done += static_cast<size_t>(n);
-      }
+      write_result(up[1], [&] { return fresh ? run_file_in_child(p, tok, options) : run_file(p, tok, options); });
     }
     _exit(0);
   }
