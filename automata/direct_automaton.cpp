@@ -143,7 +143,7 @@ class DirectAutomatonDfa {
     }
 
    private:
-    static constexpr size_t kMaxTemplateNodes = size_t{1} << 20;
+    static constexpr size_t kMaxTemplateNodes = size_t{1} << 18;  // about 25 MB at most
     std::mutex mutex_;
     std::unordered_map<std::string, std::shared_ptr<const Template>> map_;
     size_t nodes_ = 0;
