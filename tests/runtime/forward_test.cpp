@@ -163,9 +163,11 @@ TEST(Forward, EveryKernelTableComputesTheSameBits) {
       avx2->dots(b.data(), w.data(), static_cast<size_t>(n), x.data(), n - n / 3, begin, end);
       EXPECT_EQ(a, b) << "dots n " << n;
     }
+    // Attention weights over d positions, each a row of n values.
+    const auto att = random(static_cast<size_t>(d), 1);
     std::vector<float> a(static_cast<size_t>(n)), b(a.size());
-    base.weighted_sum(a.data(), x.data(), 0.3f, w.data(), static_cast<size_t>(n), d, n);
-    avx2->weighted_sum(b.data(), x.data(), 0.3f, w.data(), static_cast<size_t>(n), d, n);
+    base.weighted_sum(a.data(), att.data(), 0.3f, w.data(), static_cast<size_t>(n), d, n);
+    avx2->weighted_sum(b.data(), att.data(), 0.3f, w.data(), static_cast<size_t>(n), d, n);
     EXPECT_EQ(a, b) << "weighted sum n " << n;
     auto e1 = random(static_cast<size_t>(n), 30), e2 = e1;
     EXPECT_EQ(base.exp_shifted_sum(e1.data(), n, 2.5f), avx2->exp_shifted_sum(e2.data(), n, 2.5f)) << n;
