@@ -1,5 +1,5 @@
 // automata/call_walk.h — the exact walk of a token through a state of an automaton-only rule
-// whose states call rules (the escaped surrogate pairs of JSON strings, json_escapes.h).
+// whose states call rules (the \u escapes of JSON strings, json_escapes.h).
 #pragma once
 
 #include <cstddef>

@@ -26,20 +26,22 @@ namespace {
 // ones exist once. States with the same shape (the same code-point ranges to the same
 // pattern of targets: every position of a length counter) share one template of those
 // partial states, instantiated with their own targets. Same language as
-// Nfa::codepoint_edges. With `pairs`, a JSON string's code points above U+FFFF may also be
-// escaped surrogate pairs: the partial state after "\uD" (or "\ud") calls the pair rule of
-// each target's code points (json_escapes.h), so no position has partial states of its own
-// for the pair.
+// Nfa::codepoint_edges. With `escapes`, a JSON string's \u spellings are read by escape
+// rules (json_escapes.h): with escapes->bmp, the partial state after the backslash calls
+// the escape rule of each target's code points, so a position's escapes cost it that one
+// state; else those up to U+FFFF are spelled out, and the state after "\uD" (or "\ud")
+// calls the rule of the surrogate pairs of each target's code points above U+FFFF. Without
+// `escapes`, code points above U+FFFF are read as UTF-8 only.
 //
-// Templates depend only on the shape, on JSON or plain text and on whether pairs are read,
-// so they are kept process-wide (a pair call is recorded by its code points, resolved to the
-// grammar's rule when instantiated): the "any character but the quote" shape of a string
+// Templates depend only on the shape, on JSON or plain text and on whether escape rules are
+// called, so they are kept process-wide (a call is recorded by its code points, resolved to
+// the grammar's rule when instantiated): the "any character but the quote" shape of a string
 // body is built once, not once per string rule of every grammar.
 class DirectAutomatonDfa {
  public:
-  DirectAutomatonDfa(const CharDfa& d, bool json, const Rule& rule, uint32_t max_states, const PairRuleFn* pairs)
-      : d_(d), json_(json), rule_(rule), max_states_(max_states), pairs_(json ? pairs : nullptr),
-        n_(static_cast<uint32_t>(d.size())) {}
+  DirectAutomatonDfa(const CharDfa& d, bool json, const Rule& rule, uint32_t max_states, const EscapeRuleFn* escapes)
+      : d_(d), json_(json), rule_(rule), max_states_(max_states), escapes_(json ? escapes : nullptr),
+        bmp_calls_(escapes_ && escapes_->bmp), n_(static_cast<uint32_t>(d.size())) {}
 
   RuleDfa build() {
     if (n_ > max_states_) too_big();
@@ -49,7 +51,7 @@ class DirectAutomatonDfa {
     for (uint32_t q = 0; q < n_; ++q) {
       // Shape: ranges with targets numbered by first appearance.
       slots.clear();
-      std::string shape(1, static_cast<char>((json_ ? 1 : 0) | (pairs_ ? 2 : 0)));
+      std::string shape(1, static_cast<char>((json_ ? 1 : 0) | (escapes_ ? 2 : 0) | (bmp_calls_ ? 4 : 0)));
       for (const auto& e : d_.states()[q].edges) {
         const auto at = std::find(slots.begin(), slots.end(), e.target);
         const auto slot = static_cast<uint32_t>(at - slots.begin());
@@ -112,11 +114,11 @@ class DirectAutomatonDfa {
     std::vector<Edge> bytes;
     std::vector<Call> calls;
   };
-  // Calls in a template name an index of `pairs` (the code points of a pair rule).
+  // Calls in a template name an index of `escapes` (the code points of an escape rule).
   struct Template {
     std::vector<Node> nodes;  // children before parents
     std::vector<Edge> root;
-    std::vector<std::vector<CodepointRange>> pairs;
+    std::vector<std::vector<CodepointRange>> escapes;
   };
 
   // Process-wide templates by shape (the flags byte, then ranges and target slots).
@@ -215,33 +217,35 @@ class DirectAutomatonDfa {
     std::vector<Item> items;
     items.reserve(64);
     std::vector<uint32_t> slots;
-    std::vector<std::vector<CodepointRange>> pair_ranges;
+    std::vector<std::vector<CodepointRange>> escape_ranges;
     for (const auto& e : d_.states()[q].edges) {
       const auto at = std::find(slots.begin(), slots.end(), e.target);
       const auto slot = static_cast<uint32_t>(at - slots.begin());
       if (at == slots.end()) slots.push_back(e.target);
       add_items(items, e.lo, e.hi, slot);
     }
-    if (pairs_) {
-      // "\u" and the high surrogate's first digit (D or d), then the pair rule of the
-      // target's code points.
-      std::vector<PairCall> calls;
-      pair_calls(d_.states()[q].edges, calls);
-      for (const PairCall& c : calls) {
+    if (escapes_) {
+      // The backslash (with the escapes up to U+FFFF spelled out: "\u" and the high
+      // surrogate's first digit, D or d), then the escape rule of the target's code points.
+      std::vector<EscapeCall> calls;
+      escape_calls(d_.states()[q].edges, bmp_calls_, calls);
+      for (const EscapeCall& c : calls) {
         const auto slot = static_cast<uint32_t>(std::find(slots.begin(), slots.end(), c.target) - slots.begin());
         Item it;
         it.push(one('\\'));
-        it.push(one('u'));
-        it.push(Elem{{ByteRange{'D', 'D'}, ByteRange{'d', 'd'}}, 2});
+        if (!bmp_calls_) {
+          it.push(one('u'));
+          it.push(Elem{{ByteRange{'D', 'D'}, ByteRange{'d', 'd'}}, 2});
+        }
         it.slot = slot;
-        it.call = static_cast<uint32_t>(pair_ranges.size());
+        it.call = static_cast<uint32_t>(escape_ranges.size());
         items.push_back(it);
-        pair_ranges.push_back(c.ranges);
+        escape_ranges.push_back(c.ranges);
       }
     }
     Template t;
     t.nodes.reserve(32);
-    t.pairs = std::move(pair_ranges);
+    t.escapes = std::move(escape_ranges);
     Scratch scratch;
     std::vector<const Item*> all;
     for (const auto& it : items) all.push_back(&it);
@@ -251,8 +255,8 @@ class DirectAutomatonDfa {
 
   std::vector<Edge> instantiate(const Template& t, const std::vector<uint32_t>& targets) {
     std::vector<uint32_t> ids(t.nodes.size());
-    std::vector<uint32_t> pair_rule(t.pairs.size());
-    for (size_t i = 0; i < t.pairs.size(); ++i) pair_rule[i] = (*pairs_)(t.pairs[i]);
+    std::vector<uint32_t> escape_rule(t.escapes.size());
+    for (size_t i = 0; i < t.escapes.size(); ++i) escape_rule[i] = escapes_->rule(t.escapes[i]);
     auto map_edges = [&](const std::vector<Edge>& edges) {
       std::vector<Edge> out = edges;
       for (auto& e : out) e.target = e.target & kLeaf ? targets[e.target & ~kLeaf] : ids[e.target];
@@ -261,7 +265,7 @@ class DirectAutomatonDfa {
     for (size_t i = 0; i < t.nodes.size(); ++i) {
       Node node{map_edges(t.nodes[i].bytes), t.nodes[i].calls};
       for (auto& c : node.calls) {
-        c.rule = pair_rule[c.rule];
+        c.rule = escape_rule[c.rule];
         c.target = targets[c.target & ~kLeaf];
       }
       std::sort(node.calls.begin(), node.calls.end(),
@@ -297,6 +301,7 @@ class DirectAutomatonDfa {
         items.push_back(it);
       }
     }
+    if (bmp_calls_) return;  // \u spellings: the escape rules (make_template)
     for (const auto& r : Expr::char_class({{lo, std::min<uint32_t>(hi, 0xFFFF)}}).ranges) {
       if (r.lo > r.hi || r.lo > 0xFFFF) continue;
       for (const auto& digits : hex_sequences(r.lo, r.hi)) {
@@ -381,7 +386,8 @@ class DirectAutomatonDfa {
   const bool json_;
   const Rule& rule_;
   const uint32_t max_states_;
-  const PairRuleFn* const pairs_;
+  const EscapeRuleFn* const escapes_;
+  const bool bmp_calls_;  // escape rules read the \u spellings up to U+FFFF too
   const uint32_t n_;
   std::vector<Node> interior_;
   std::vector<uint64_t> interior_hash_;  // per interior node
@@ -393,8 +399,8 @@ class DirectAutomatonDfa {
 }  // namespace
 
 RuleDfa direct_automaton_dfa(const CharDfa& automaton, bool json_string, const Rule& rule, uint32_t max_states,
-                             const PairRuleFn* pairs) {
-  return DirectAutomatonDfa(automaton, json_string, rule, max_states, pairs).build();
+                             const EscapeRuleFn* escapes) {
+  return DirectAutomatonDfa(automaton, json_string, rule, max_states, escapes).build();
 }
 
 }  // namespace lockstep

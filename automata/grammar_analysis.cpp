@@ -12,8 +12,8 @@
 namespace lockstep {
 
 // FIRST sets per state and FOLLOW sets per rule (bytes), by fixed-point iteration.
-// Rules from `first_pair` on are surrogate-pair rules (json_escapes.h).
-void AutomatonAnalysis::compute_follow(GrammarAutomaton& g, uint32_t first_pair) {
+// Rules from `first_escape` on are escape rules (json_escapes.h).
+void AutomatonAnalysis::compute_follow(GrammarAutomaton& g, uint32_t first_escape) {
   using Bits = GrammarAutomaton::ByteSet;
   const uint32_t ns = g.num_states(), nr = g.num_rules();
   auto set_range = [](Bits& b, unsigned lo, unsigned hi) {
@@ -34,12 +34,12 @@ void AutomatonAnalysis::compute_follow(GrammarAutomaton& g, uint32_t first_pair)
   // Only states with rule edges take part in the fixed points below (a byte edge adds
   // nothing to nullability and its FIRST bytes are known at once): iterating just those
   // keeps a grammar of many automaton states cheap. Nor do the calls of automaton-only
-  // rules, a JSON string's pair calls at every position: a pair rule is never nullable,
-  // and such a call neither leaves a rule's start nor lands where another call reads FIRST
-  // (it leaves the state after "\uD"). A pair rule's FOLLOW is taken as every byte and the
-  // end: a superset, which only lets more tokens count as uncertain inside a pair (the
-  // matcher checks those against the real context) and spares computing FIRST at each
-  // position's call target.
+  // rules, a JSON string's escape calls at every position: an escape rule is never
+  // nullable, and such a call neither leaves a rule's start nor lands where another call
+  // reads FIRST (it leaves the state after the backslash). An escape rule's FOLLOW is taken
+  // as every byte and the end: a superset, which only lets more tokens count as uncertain
+  // inside an escape (the matcher checks those against the real context) and spares
+  // computing FIRST at each position's call target.
   std::vector<uint32_t> callers;
   for (uint32_t q = 0; q < ns; ++q) {
     if (!g.rule_edges(q).empty() && g.rule_automaton_key_[g.rule_of(q)].empty()) callers.push_back(q);
@@ -148,7 +148,7 @@ void AutomatonAnalysis::compute_follow(GrammarAutomaton& g, uint32_t first_pair)
       }
     }
   }
-  for (uint32_t r = first_pair; r < nr; ++r) {
+  for (uint32_t r = first_escape; r < nr; ++r) {
     g.follow_[r].fill(~uint64_t{0});
     g.follow_end_[r] = 1;
   }
@@ -162,7 +162,7 @@ void AutomatonAnalysis::compute_components(GrammarAutomaton& g) {
   std::vector<std::vector<uint32_t>> calls(nr);
   for (uint32_t q = 0; q < g.num_states(); ++q) {
     auto& out = calls[g.rule_of(q)];
-    for (const auto& e : g.rule_edges(q)) {  // once per run: a string calls its pair rule at each position
+    for (const auto& e : g.rule_edges(q)) {  // once per run: a string calls its escape rules at each position
       if (out.empty() || out.back() != e.rule) out.push_back(e.rule);
     }
   }

@@ -11,8 +11,8 @@ namespace lockstep {
 
 struct AutomatonAnalysis {
   /// FIRST sets per state and FOLLOW sets per rule (bytes), by fixed-point iteration.
-  /// Rules from `first_pair` on are surrogate-pair rules (json_escapes.h).
-  static void compute_follow(GrammarAutomaton& g, uint32_t first_pair);
+  /// Rules from `first_escape` on are escape rules (json_escapes.h).
+  static void compute_follow(GrammarAutomaton& g, uint32_t first_escape);
   /// Strongly connected components of the rule call graph (GrammarAutomaton::rule_component).
   static void compute_components(GrammarAutomaton& g);
   /// States with the same token classification share a mask class

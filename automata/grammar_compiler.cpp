@@ -82,17 +82,19 @@ class AutomatonBuilder {
     CompileDeadline deadline;
     validate(grammar);
     const InlinePlan plan = limits.inline_rules ? plan_inlining(grammar) : InlinePlan();
-    // The pair rules JSON strings call (json_escapes.h), made as automata need them: rules of
+    // The escape rules JSON strings call (json_escapes.h), made as automata need them: rules of
     // the compiled grammar numbered after the given ones, not added to the source grammar
     // (grammar() prints what was given; a string automaton is printed as one node anyway).
-    SurrogatePairRules pair_rules(grammar);
+    EscapeRules escape_rules(grammar, escapes_by_rule(grammar));
     const uint32_t num_given = static_cast<uint32_t>(grammar.rules.size());
     std::vector<RuleDfa> dfas(num_given);
     std::vector<char> compiled(num_given, 0);
     std::vector<std::vector<uint32_t>> keys(num_given);
     std::vector<uint32_t> callee_index(num_given, UINT32_MAX);  // scratch for shape_key
-    const PairRuleFn pairs = [&](const std::vector<CodepointRange>& ranges) {
-      const uint32_t r = pair_rules.rule(ranges);
+    EscapeRuleFn escapes;
+    escapes.bmp = escape_rules.bmp();
+    escapes.rule = [&](const std::vector<CodepointRange>& ranges) {
+      const uint32_t r = escape_rules.rule(ranges);
       if (r >= callee_index.size()) callee_index.resize(r + 1, UINT32_MAX);
       return r;
     };
@@ -104,33 +106,33 @@ class AutomatonBuilder {
       todo.pop_back();
       if (compiled[r]) continue;
       compiled[r] = 1;
-      const Rule& rule = r < num_given ? grammar.rules[r] : pair_rules.at(r);
+      const Rule& rule = r < num_given ? grammar.rules[r] : escape_rules.at(r);
       RuleDfa dfa;
-      keys[r] = automaton_key(plan.resolve(rule.body), limits);
+      keys[r] = automaton_key(plan.resolve(rule.body), limits, escapes.bmp);
       try {
-        dfa = build_dfa(rule, limits, keys[r], &plan, callee_index, pairs, pair_rules, deadline);
+        dfa = build_dfa(rule, limits, keys[r], &plan, callee_index, escapes, escape_rules, deadline);
       } catch (const LimitError& e) {
         if (!limits.inline_rules || e.limit() == "compile_ms") throw;
-        keys[r] = automaton_key(rule.body, limits);
+        keys[r] = automaton_key(rule.body, limits, escapes.bmp);
         // Inlining made it too big: keep the calls.
-        dfa = build_dfa(rule, limits, keys[r], nullptr, callee_index, pairs, pair_rules, deadline);
+        dfa = build_dfa(rule, limits, keys[r], nullptr, callee_index, escapes, escape_rules, deadline);
       }
       total += dfa.size();
       if (total > limits.max_total_states) {
         throw LimitError(ErrorLocation::at(rule.where), "grammar_automaton_states", limits.max_total_states,
                          fmt::format("the grammar's automata (reached at rule '{}')", rule.name));
       }
-      if (pair_rules.end() > dfas.size()) {
-        dfas.resize(pair_rules.end());
-        compiled.resize(pair_rules.end(), 0);
-        keys.resize(pair_rules.end());
+      if (escape_rules.end() > dfas.size()) {
+        dfas.resize(escape_rules.end());
+        compiled.resize(escape_rules.end(), 0);
+        keys.resize(escape_rules.end());
       }
       for (const auto& e : dfa.rules) {
         if (!compiled[e.rule]) todo.push_back(e.rule);
       }
       dfas[r] = std::move(dfa);
     }
-    const size_t num_rules = pair_rules.end();
+    const size_t num_rules = escape_rules.end();
     for (size_t r = 0; r < num_rules; ++r) {
       if (!compiled[r]) {  // unreachable: a lone non-final state
         dfas[r].add_state(false);
@@ -168,7 +170,7 @@ class AutomatonBuilder {
       out->rule_start_.push_back(bases[r]);
       out->rule_nullable_.push_back(nullable[r]);
       const auto rule = static_cast<uint32_t>(r);
-      out->rule_names_.push_back(rule < num_given ? grammar.rules[rule].name : pair_rules.at(rule).name);
+      out->rule_names_.push_back(rule < num_given ? grammar.rules[rule].name : escape_rules.at(rule).name);
       const RuleDfa& d = dfas[r];
       for (uint32_t st = 0; st < d.size(); ++st) {
         out->state_rule_.push_back(static_cast<uint32_t>(r));
@@ -194,26 +196,25 @@ class AutomatonBuilder {
  private:
   // The identity of an automaton-only rule (one embedded automaton, e.g. a JSON Schema string
   // or number language): its flags and the automaton's states. Empty for other rules.
-  static std::vector<uint32_t> automaton_key(const Expr& body, const CompileLimits& limits) {
+  static std::vector<uint32_t> automaton_key(const Expr& body, const CompileLimits& limits, bool bmp_escapes) {
     std::vector<uint32_t> key;
     if (body.kind != Expr::Kind::kAutomaton || !body.automaton) return key;
-    key.push_back(body.json_string ? 1 : 0);
+    key.push_back(body.json_string ? (bmp_escapes ? kJsonBmpEscapes : 1) : 0);
     key.push_back(limits.max_states_per_rule);
     key.push_back(limits.max_states_to_minimize);
     append_states(key, *body.automaton);
     return key;
   }
 
-  // The pair rules a JSON-string automaton calls (json_escapes.h), appended to `callees` in
+  // The escape rules a JSON-string automaton calls (json_escapes.h), appended to `callees` in
   // order of first appearance as shape_key numbers callees (`index` as there).
-  static void add_pair_callees(const CharDfa& automaton, const PairRuleFn& pairs, std::vector<uint32_t>& callees,
-                               std::vector<uint32_t>& index) {
-    std::vector<PairCall> calls;
+  static void add_escape_callees(const CharDfa& automaton, const EscapeRuleFn& escapes,
+                                 std::vector<uint32_t>& callees, std::vector<uint32_t>& index) {
+    std::vector<EscapeCall> calls;
     for (const auto& st : automaton.states()) {
-      if (st.edges.empty() || st.edges.back().hi < 0x10000) continue;
-      pair_calls(st.edges, calls);
-      for (const PairCall& c : calls) {
-        const uint32_t rule = pairs(c.ranges);
+      escape_calls(st.edges, escapes.bmp, calls);
+      for (const EscapeCall& c : calls) {
+        const uint32_t rule = escapes.rule(c.ranges);
         if (index[rule] == UINT32_MAX) {
           index[rule] = static_cast<uint32_t>(callees.size());
           callees.push_back(rule);
@@ -236,9 +237,9 @@ class AutomatonBuilder {
   // each kept reference as the index of its callee in order of first appearance. The
   // callees are appended to `callees`; `index` (one slot per rule, UINT32_MAX when unused)
   // numbers them and is left as it was found.
-  // A JSON-string automaton's pair rules count as callees (add_pair_callees).
+  // A JSON-string automaton's escape rules count as callees (add_escape_callees).
   static std::vector<uint32_t> shape_key(const Expr& body, const InlinePlan* plan, const CompileLimits& limits,
-                                         const PairRuleFn& pairs, std::vector<uint32_t>& callees,
+                                         const EscapeRuleFn& escapes, std::vector<uint32_t>& callees,
                                          std::vector<uint32_t>& index) {
     std::vector<uint32_t> key{kShapeTag, limits.max_states_per_rule, limits.max_states_to_minimize};
     std::function<void(const Expr&)> add = [&](const Expr& e) {
@@ -266,10 +267,10 @@ class AutomatonBuilder {
           key.push_back(index[e.rule]);
           return;
         case Expr::Kind::kAutomaton:
-          key.push_back(e.json_string ? 1 : 0);
+          key.push_back(e.json_string ? (escapes.bmp ? 2 : 1) : 0);
           key.push_back(static_cast<uint32_t>(e.automaton->size()));
           append_states(key, *e.automaton);
-          if (e.json_string) add_pair_callees(*e.automaton, pairs, callees, index);
+          if (e.json_string) add_escape_callees(*e.automaton, escapes, callees, index);
           return;
         case Expr::Kind::kRepeat:
           key.insert(key.end(), {e.min, e.max});
@@ -286,8 +287,10 @@ class AutomatonBuilder {
     for (uint32_t c : callees) index[c] = UINT32_MAX;
     return key;
   }
-  // Shape keys start with this tag; automaton keys start with 0 or 1 (the JSON-string flag).
+  // Shape keys start with this tag; automaton keys with 0 (plain), 1 (a JSON string) or
+  // kJsonBmpEscapes (one whose \u spellings up to U+FFFF are read by escape rules too).
   static constexpr uint32_t kShapeTag = 2;
+  static constexpr uint32_t kJsonBmpEscapes = 3;
   static constexpr uint32_t kSubstituted = 0xFFFFFFFFu;
 
   // Rule automata are cached process-wide (RuleDfaCache): formats, string languages and
@@ -296,17 +299,17 @@ class AutomatonBuilder {
   // renamed to this grammar's rules (the automaton is the same: states and edges do not
   // depend on which rules are called, only on where).
   // With `plan`, the references it substitutes are built as the bodies they stand for.
-  // A whole-rule JSON-string automaton's callees are its pair rules, renamed alike: the cache
-  // keeps their code points (Entry::pair_calls).
+  // A whole-rule JSON-string automaton's callees are its escape rules, renamed alike: the
+  // cache keeps their code points (Entry::escape_calls).
   static RuleDfa build_dfa(const Rule& rule, const CompileLimits& limits, const std::vector<uint32_t>& key,
-                           const InlinePlan* plan, std::vector<uint32_t>& callee_index, const PairRuleFn& pairs,
-                           const SurrogatePairRules& pair_rules, CompileDeadline& deadline) {
+                           const InlinePlan* plan, std::vector<uint32_t>& callee_index, const EscapeRuleFn& escapes,
+                           const EscapeRules& escape_rules, CompileDeadline& deadline) {
     std::vector<uint32_t> callees;
     std::vector<uint32_t> shape;
-    if (key.empty()) shape = shape_key(rule.body, plan, limits, pairs, callees, callee_index);
+    if (key.empty()) shape = shape_key(rule.body, plan, limits, escapes, callees, callee_index);
     const std::vector<uint32_t>& cache_key = key.empty() ? shape : key;
     if (auto hit = RuleDfaCache::instance().find(cache_key)) {
-      for (const auto& ranges : hit->pair_calls) callees.push_back(pairs(ranges));
+      for (const auto& ranges : hit->escape_calls) callees.push_back(escapes.rule(ranges));
       if (callees.empty()) return std::move(hit->dfa);
       RuleDfa& dfa = hit->dfa;
       for (auto& e : dfa.rules) e.rule = callees[e.rule];
@@ -317,17 +320,17 @@ class AutomatonBuilder {
       }
       return std::move(dfa);
     }
-    RuleDfa dfa = determinize_rule(rule, limits.max_states_per_rule, plan, &pairs, &deadline);
+    RuleDfa dfa = determinize_rule(rule, limits.max_states_per_rule, plan, &escapes, &deadline);
     // A whole-rule automaton is built minimal already (DirectAutomatonDfa, from a minimal
     // code-point DFA: every CharDfa operation returns one).
     const Expr& body = plan ? plan->resolve(rule.body) : rule.body;
     if (body.kind != Expr::Kind::kAutomaton && dfa.size() <= limits.max_states_to_minimize) dfa = minimize(dfa);
     RuleDfaCache::Entry stored{dfa, {}};
-    if (!key.empty()) {  // a whole-rule automaton calls pair rules only: numbered by first appearance
+    if (!key.empty()) {  // a whole-rule automaton calls escape rules only: numbered by first appearance
       for (const auto& e : dfa.rules) {
         if (std::find(callees.begin(), callees.end(), e.rule) != callees.end()) continue;
         callees.push_back(e.rule);
-        stored.pair_calls.push_back(pair_rules.ranges(e.rule));
+        stored.escape_calls.push_back(escape_rules.ranges(e.rule));
       }
     }
     for (uint32_t i = 0; i < callees.size(); ++i) callee_index[callees[i]] = i;

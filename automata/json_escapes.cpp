@@ -4,8 +4,12 @@
 #include <algorithm>
 #include <mutex>
 #include <string>
+#include <tuple>
+#include <unordered_set>
 
 #include <fmt/format.h>
+
+#include "grammar/hash.h"
 
 namespace lockstep {
 
@@ -50,88 +54,278 @@ std::vector<ByteRange> hex_digit_bytes(uint32_t d0, uint32_t d1) {
   return out;
 }
 
-void pair_calls(const std::vector<CharDfa::Edge>& edges, std::vector<PairCall>& out) {
+void escape_calls(const std::vector<CharDfa::Edge>& edges, bool bmp, std::vector<EscapeCall>& out) {
   size_t n = 0;
-  for (const auto& e : edges) {
-    if (e.hi < 0x10000) continue;
-    const CodepointRange r{std::max<uint32_t>(e.lo, 0x10000), std::min(e.hi, kMaxCodepoint)};
+  auto add = [&](uint32_t target, CodepointRange r) {
     const auto end = out.begin() + static_cast<ptrdiff_t>(n);
-    const auto it = std::find_if(out.begin(), end, [&](const PairCall& c) { return c.target == e.target; });
+    const auto it = std::find_if(out.begin(), end, [&](const EscapeCall& c) { return c.target == target; });
     if (it == end) {
       if (n == out.size()) out.emplace_back();
-      out[n].target = e.target;
+      out[n].target = target;
       out[n++].ranges.assign(1, r);
     } else if (it->ranges.back().hi + 1 == r.lo) {
       it->ranges.back().hi = r.hi;
     } else {
       it->ranges.push_back(r);
     }
+  };
+  for (const auto& e : edges) {
+    const uint32_t hi = std::min(e.hi, kMaxCodepoint);
+    if (!bmp && hi < 0x10000) continue;
+    const uint32_t lo = bmp ? e.lo : std::max<uint32_t>(e.lo, 0x10000);
+    if (lo > hi) continue;
+    // Surrogates are not characters (Expr::char_class): cut U+D800..U+DFFF out.
+    if (hi < 0xD800 || lo > 0xDFFF) {
+      add(e.target, {lo, hi});
+      continue;
+    }
+    if (lo < 0xD800) add(e.target, {lo, 0xD7FF});
+    if (hi > 0xDFFF) add(e.target, {0xE000, hi});
   }
   out.resize(n);
 }
 
-namespace {
-
-Expr pair_tail_expr(const std::vector<CodepointRange>& ranges) {
-  // Code point c is the pair (H, L), H = D800 + (c - 10000) / 400, L = DC00 + (c - 10000) % 400:
-  // a range is at most three rectangles of (high, low) ranges.
-  std::vector<std::pair<CodepointRange, CodepointRange>> rects;
-  for (const auto& r : ranges) {
-    const uint32_t h_lo = 0xD800 + ((r.lo - 0x10000) >> 10), l_lo = 0xDC00 + ((r.lo - 0x10000) & 0x3FF);
-    const uint32_t h_hi = 0xD800 + ((r.hi - 0x10000) >> 10), l_hi = 0xDC00 + ((r.hi - 0x10000) & 0x3FF);
-    if (h_lo == h_hi) {
-      rects.push_back({{h_lo, h_lo}, {l_lo, l_hi}});
+bool escapes_by_rule(const Grammar& grammar) {
+  size_t pairs = 0;
+  std::vector<uint64_t> sets;  // a hash per set: a collision only makes the count smaller
+  std::vector<EscapeCall> calls;
+  std::unordered_set<const CharDfa*> seen;
+  std::vector<const Expr*> todo;
+  for (const Rule& r : grammar.rules) todo.push_back(&r.body);
+  while (!todo.empty()) {
+    const Expr& e = *todo.back();
+    todo.pop_back();
+    for (const Expr& c : e.children) todo.push_back(&c);
+    if (e.kind != Expr::Kind::kAutomaton || !e.json_string || !e.automaton || !seen.insert(e.automaton.get()).second) {
       continue;
     }
-    // Whole high surrogates in the middle (the ends too when all their low ones are in).
-    const uint32_t mid_lo = l_lo == 0xDC00 ? h_lo : h_lo + 1, mid_hi = l_hi == 0xDFFF ? h_hi : h_hi - 1;
-    if (mid_lo != h_lo) rects.push_back({{h_lo, h_lo}, {l_lo, 0xDFFF}});
-    if (mid_lo <= mid_hi) rects.push_back({{mid_lo, mid_hi}, {0xDC00, 0xDFFF}});
-    if (mid_hi != h_hi) rects.push_back({{h_hi, h_hi}, {0xDC00, l_hi}});
-  }
-  const auto digits = [](const std::pair<uint32_t, uint32_t>& d) {
-    std::vector<CodepointRange> cps;
-    for (const ByteRange& b : hex_digit_bytes(d.first, d.second)) cps.push_back({b.lo, b.hi});
-    return Expr::char_class(std::move(cps));
-  };
-  std::vector<Expr> choices;
-  for (const auto& [high, low] : rects) {
-    std::vector<Expr> lows;
-    for (const HexDigits& l : hex_sequences(low.lo, low.hi)) {
-      lows.push_back(Expr::sequence({digits(l[0]), digits(l[1]), digits(l[2]), digits(l[3])}));
-    }
-    Expr low_escape = Expr::sequence({Expr::literal("\\u"), Expr::choice(std::move(lows))});
-    for (const HexDigits& h : hex_sequences(high.lo, high.hi)) {  // h[0] is D: read by the caller
-      choices.push_back(Expr::sequence({digits(h[1]), digits(h[2]), digits(h[3]), low_escape}));
+    for (const auto& st : e.automaton->states()) {
+      escape_calls(st.edges, true, calls);
+      for (const EscapeCall& c : calls) {
+        if (c.ranges.front().lo > 0xFFFF) continue;  // no \uXXXX of its own
+        ++pairs;
+        uint64_t h = kFnvOffsetBasis;
+        for (const auto& r : c.ranges) h = fnv1a_step(fnv1a_step(h, r.lo), r.hi);
+        sets.push_back(h);
+      }
     }
   }
-  return Expr::choice(std::move(choices));
+  std::sort(sets.begin(), sets.end());
+  const size_t distinct = static_cast<size_t>(std::unique(sets.begin(), sets.end()) - sets.begin());
+  return pairs > 20 * distinct;
 }
+
+namespace {
+
+// The minimal DFA of "u" and the \u spellings of the code points `c` (sorted, disjoint, no
+// surrogates), digit by digit: a state stands for the values the digits read so far still
+// allow, an interval of 16^n values with n digits to go. An interval wholly in or out of
+// the language needs no recursion (a shared chain of any n digits, or no edge), so only the
+// intervals around the ranges' ends are split: the work grows with the ranges, not with the
+// code points. A high surrogate's value continues with "\u" and the low surrogates whose
+// pairs are in `c`. Equal states (the same finality and edges, children first) are one, so
+// the automaton is minimal.
+class EscapeDfa {
+ public:
+  explicit EscapeDfa(const std::vector<CodepointRange>& c) : c_(c) {}
+
+  // With `after_high_digit`, the automaton from after "uD" (c_ above U+FFFF only).
+  CharDfa build(bool after_high_digit) {
+    final_ = intern(CharDfa::State{{}, true});
+    uint32_t start = intern(CharDfa::State{{{'u', 'u', first(4, 0)}}, false});
+    if (after_high_digit) start = after_high(start);
+    // The start must be state 0: swap it with the state there.
+    auto renumber = [&](uint32_t t) { return t == start ? 0 : t == 0 ? start : t; };
+    std::swap(states_[0], states_[start]);
+    for (auto& st : states_) {
+      for (auto& e : st.edges) e.target = renumber(e.target);
+    }
+    return CharDfa::from_states(std::move(states_));
+  }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  enum Cover { kOut, kSome, kAll };
+
+  // How much of lo..hi `c_` holds.
+  Cover cover(uint32_t lo, uint32_t hi) const {
+    uint64_t in = 0;
+    for (const auto& r : c_) {
+      if (r.hi < lo) continue;
+      if (r.lo > hi) break;
+      in += std::min(r.hi, hi) - std::max(r.lo, lo) + 1;
+    }
+    return in == 0 ? kOut : in == uint64_t{hi} - lo + 1 ? kAll : kSome;
+  }
+  // The code point of the surrogate pair (h, l).
+  static uint32_t pair_code(uint32_t h, uint32_t l) { return 0x10000 + ((h - 0xD800) << 10) + (l - 0xDC00); }
+
+  // The state after "uD" from `start` becomes state 0, with the states it reaches (the
+  // others are dropped); returns it.
+  uint32_t after_high(uint32_t start) {
+    auto next = [&](uint32_t q, uint32_t byte) {
+      for (const auto& e : states_[q].edges) {
+        if (e.lo <= byte && byte <= e.hi) return e.target;
+      }
+      throw std::logic_error("escape rule: no surrogate pair to read after \\uD");
+    };
+    const uint32_t from = next(next(start, 'u'), 'D');
+    std::vector<uint32_t> id(states_.size(), kNone), order{from};
+    id[from] = 0;
+    for (size_t i = 0; i < order.size(); ++i) {
+      for (const auto& e : states_[order[i]].edges) {
+        if (id[e.target] == kNone) id[e.target] = static_cast<uint32_t>(order.size()), order.push_back(e.target);
+      }
+    }
+    std::vector<CharDfa::State> kept;
+    for (const uint32_t q : order) {
+      kept.push_back(std::move(states_[q]));
+      for (auto& e : kept.back().edges) e.target = id[e.target];
+    }
+    states_ = std::move(kept);
+    return 0;
+  }
+
+  // The first unit: values base..base + 16^n - 1 still possible, n digits to read.
+  uint32_t first(int n, uint32_t base) {
+    const uint32_t last = base + (1u << (4 * n)) - 1;
+    if (base >= 0xDC00 && last <= 0xDFFF) return kNone;  // low surrogates first: no character
+    if (n == 0) {
+      if (base >= 0xD800 && base <= 0xDBFF) return high(base);
+      return cover(base, base) == kAll ? final_ : kNone;
+    }
+    if (last < 0xD800 || base > 0xDFFF) {  // no surrogates
+      const Cover c = cover(base, last);
+      if (c == kOut) return kNone;
+      if (c == kAll) return any(n, final_);
+    } else if (base >= 0xD800 && last <= 0xDBFF) {  // high surrogates only
+      const Cover c = cover(pair_code(base, 0xDC00), pair_code(last, 0xDFFF));
+      if (c == kOut) return kNone;
+      if (c == kAll) return any(n, low_unit_any());
+    }
+    return digits(n, base, [&](uint32_t b) { return first(n - 1, b); });
+  }
+
+  // After the high surrogate h: "\u" and a low surrogate whose pair is in c_.
+  uint32_t high(uint32_t h) {
+    const Cover c = cover(pair_code(h, 0xDC00), pair_code(h, 0xDFFF));
+    if (c == kOut) return kNone;
+    if (c == kAll) return low_unit_any();
+    const uint32_t u = intern(CharDfa::State{{{'u', 'u', low(4, 0, h)}}, false});
+    return intern(CharDfa::State{{{'\\', '\\', u}}, false});
+  }
+
+  // "\u" and any low surrogate: D, one of C..F, any two digits.
+  uint32_t low_unit_any() {
+    if (low_unit_any_ != kNone) return low_unit_any_;
+    const uint32_t second = intern(digit_state(12, 15, any(2, final_)));
+    const uint32_t u = intern(CharDfa::State{{{'u', 'u', intern(digit_state(13, 13, second))}}, false});
+    return low_unit_any_ = intern(CharDfa::State{{{'\\', '\\', u}}, false});
+  }
+
+  // The low unit after high surrogate h: values base..base + 16^n - 1 still possible.
+  uint32_t low(int n, uint32_t base, uint32_t h) {
+    const uint32_t last = base + (1u << (4 * n)) - 1;
+    const uint32_t lo = std::max<uint32_t>(base, 0xDC00), hi = std::min<uint32_t>(last, 0xDFFF);
+    if (lo > hi) return kNone;
+    const Cover c = cover(pair_code(h, lo), pair_code(h, hi));
+    if (n == 0) return c == kAll ? final_ : kNone;
+    if (c == kOut) return kNone;
+    if (c == kAll && lo == base && hi == last) return any(n, final_);
+    return digits(n, base, [&](uint32_t b) { return low(n - 1, b, h); });
+  }
+
+  // Any n digits, then `then` (a few distinct chains, each made once).
+  uint32_t any(int n, uint32_t then) {
+    for (const auto& [k, from, state] : any_) {
+      if (k == n && from == then) return state;
+    }
+    uint32_t t = then;
+    for (int i = 0; i < n; ++i) t = intern(digit_state(0, 15, t));
+    any_.emplace_back(n, then, t);
+    return t;
+  }
+
+  // The state reading the next digit d of an interval base..base + 16^n - 1, to
+  // child(base + d * 16^(n-1)).
+  template <typename Child>
+  uint32_t digits(int n, uint32_t base, Child child) {
+    CharDfa::State st;
+    const uint32_t step = 1u << (4 * (n - 1));
+    for (uint32_t d = 0; d < 16; ++d) {
+      const uint32_t t = child(base + d * step);
+      if (t == kNone) continue;
+      // The digit's bytes ('0'-'9', else 'A'-'F' and 'a'-'f'); the same target as the digit
+      // before: one edge.
+      const uint8_t upper = static_cast<uint8_t>(d < 10 ? '0' + d : 'A' + d - 10);
+      const uint8_t lower = static_cast<uint8_t>(d < 10 ? 0 : 'a' + d - 10);
+      for (const uint8_t byte : {upper, lower}) {
+        if (byte == 0) continue;
+        const ByteRange b{byte, byte};
+        const auto same = std::find_if(st.edges.begin(), st.edges.end(),
+                                       [&](const CharDfa::Edge& e) { return e.target == t && e.hi + 1 == b.lo; });
+        if (same != st.edges.end()) {
+          same->hi = b.hi;
+        } else {
+          st.edges.push_back({b.lo, b.hi, t});
+        }
+      }
+    }
+    return st.edges.empty() ? kNone : intern(std::move(st));
+  }
+
+  // A state whose digits lo..hi lead to `then`.
+  static CharDfa::State digit_state(uint32_t lo, uint32_t hi, uint32_t then) {
+    CharDfa::State st;
+    for (const ByteRange& b : hex_digit_bytes(lo, hi)) st.edges.push_back({b.lo, b.hi, then});
+    return st;
+  }
+
+  // The state equal to `st`, or a new one (hash-consing).
+  uint32_t intern(CharDfa::State st) {
+    std::sort(st.edges.begin(), st.edges.end(), [](const auto& x, const auto& y) { return x.lo < y.lo; });
+    std::vector<uint32_t> key{st.final ? 1u : 0u};
+    for (const auto& e : st.edges) key.insert(key.end(), {e.lo, e.hi, e.target});
+    auto [it, fresh] = ids_.try_emplace(std::move(key), static_cast<uint32_t>(states_.size()));
+    if (fresh) states_.push_back(std::move(st));
+    return it->second;
+  }
+
+  const std::vector<CodepointRange>& c_;
+  std::vector<CharDfa::State> states_;
+  std::map<std::vector<uint32_t>, uint32_t> ids_;
+  uint32_t final_ = kNone;
+  uint32_t low_unit_any_ = kNone;
+  std::vector<std::tuple<int, uint32_t, uint32_t>> any_;  // (n, then, state) of any()
+};
 
 }  // namespace
 
-std::shared_ptr<const CharDfa> surrogate_pair_tail(const std::vector<CodepointRange>& ranges) {
+std::shared_ptr<const CharDfa> escape_tail(const std::vector<CodepointRange>& ranges, bool after_high_digit) {
   static std::mutex mutex;
   static std::map<std::vector<uint32_t>, std::shared_ptr<const CharDfa>> made;  // flattened ranges
-  std::vector<uint32_t> key;
+  std::vector<uint32_t> key{after_high_digit ? 1u : 0u};
   for (const auto& r : ranges) key.insert(key.end(), {r.lo, r.hi});
   std::lock_guard lock(mutex);
-  if (made.size() >= 4096) made.clear();  // bounded: patterns with many supplementary classes
+  if (made.size() >= 4096) made.clear();  // bounded: tries of many names, patterns of many classes
   auto& dfa = made[std::move(key)];
-  if (!dfa) dfa = std::make_shared<const CharDfa>(CharDfa::from_expr(pair_tail_expr(ranges)));
+  if (!dfa) dfa = std::make_shared<const CharDfa>(EscapeDfa(ranges).build(after_high_digit));
   return dfa;
 }
 
-uint32_t SurrogatePairRules::rule(const std::vector<CodepointRange>& ranges) {
+uint32_t EscapeRules::rule(const std::vector<CodepointRange>& ranges) {
   if (last_rule_ != UINT32_MAX && ranges == last_) return last_rule_;
   std::vector<uint32_t> key;
   for (const auto& r : ranges) key.insert(key.end(), {r.lo, r.hi});
   auto [it, fresh] = index_.try_emplace(std::move(key), end());
   if (fresh) {
-    const bool all = ranges.size() == 1 && ranges[0].lo == 0x10000 && ranges[0].hi == kMaxCodepoint;
-    std::string name = all ? "json-surrogate-pair" : fmt::format("json-surrogate-pair-{}", rules_.size());
+    const bool all = ranges.size() == 2 && ranges[0].lo == 0 && ranges[0].hi == 0xD7FF && ranges[1].lo == 0xE000 &&
+                     ranges[1].hi == kMaxCodepoint;
+    const bool pairs = ranges.size() == 1 && ranges[0].lo == 0x10000 && ranges[0].hi == kMaxCodepoint;
+    const char* kind = bmp_ ? "json-escape" : "json-surrogate-pair";
+    std::string name = (bmp_ ? all : pairs) ? std::string(kind) : fmt::format("{}-{}", kind, rules_.size());
     while (grammar_.find_rule(name) >= 0) name += "-";
-    rules_.push_back(Rule{std::move(name), automaton_expr(surrogate_pair_tail(ranges), false), {}, true});
+    rules_.push_back(Rule{std::move(name), automaton_expr(escape_tail(ranges, !bmp_), false), {}, true});
     ranges_.push_back(ranges);
   }
   last_ = ranges;

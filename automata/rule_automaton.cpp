@@ -93,8 +93,8 @@ class Nfa {
     uint32_t from, to;
   };
 
-  Nfa(const Rule& rule, uint32_t limit, const InlinePlan* plan, const PairRuleFn* pairs)
-      : rule_(rule), limit_(limit), plan_(plan), pairs_(pairs) {
+  Nfa(const Rule& rule, uint32_t limit, const InlinePlan* plan, const EscapeRuleFn* escapes)
+      : rule_(rule), limit_(limit), plan_(plan), escapes_(escapes) {
     start = add_state();
     accept = add_state();
     build(rule.body, start, accept);
@@ -118,8 +118,9 @@ class Nfa {
   }
 
   // Edges for code points lo..hi from `from` to `to`: their UTF-8 encodings or, inside a
-  // JSON string, also their escapes (RFC 8259 §7).
-  void codepoint_edges(uint32_t from, uint32_t to, uint32_t lo, uint32_t hi, bool json) {
+  // JSON string, also their escapes (RFC 8259 §7): the \u spellings up to U+FFFF spelled
+  // out here unless escape rules read them (`bmp`, escape_edges).
+  void codepoint_edges(uint32_t from, uint32_t to, uint32_t lo, uint32_t hi, bool json, bool bmp) {
     std::vector<CodepointRange> raw{{lo, hi}};
     if (json) raw = Expr::char_class({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, true).ranges;
     for (const auto& r : Expr::char_class(raw).ranges) {
@@ -136,6 +137,7 @@ class Nfa {
       bytes.push_back({from, '\\', '\\', mid});
       bytes.push_back({mid, static_cast<uint8_t>(letter), static_cast<uint8_t>(letter), to});
     }
+    if (bmp) return;
     // \uXXXX for the Basic Multilingual Plane (surrogates excluded).
     for (const auto& r : Expr::char_class({{lo, std::min<uint32_t>(hi, 0xFFFF)}}).ranges) {
       if (r.lo > r.hi || r.lo > 0xFFFF) continue;
@@ -156,17 +158,24 @@ class Nfa {
     }
   }
 
-  // Escaped surrogate pairs (json_escapes.h): "\u" and D or d, then a call of the pair
-  // rule of each target's code points above U+FFFF.
-  void pair_edges(uint32_t from, const std::vector<CharDfa::Edge>& edges, const std::vector<uint32_t>& ids) {
-    pair_calls(edges, calls_);
-    for (const PairCall& c : calls_) {
-      const uint32_t backslash = add_state(), u = add_state(), d = add_state();
+  // \u spellings (json_escapes.h): the backslash, then a call of the escape rule of each
+  // target's code points; with `bmp` false, "\u" and D or d, then a call of the rule of the
+  // surrogate pairs of each target's code points above U+FFFF.
+  void escape_edges(uint32_t from, const std::vector<CharDfa::Edge>& edges, const std::vector<uint32_t>& ids,
+                    bool bmp) {
+    escape_calls(edges, bmp, calls_);
+    for (const EscapeCall& c : calls_) {
+      const uint32_t backslash = add_state();
       bytes.push_back({from, '\\', '\\', backslash});
-      bytes.push_back({backslash, 'u', 'u', u});
-      bytes.push_back({u, 'D', 'D', d});
-      bytes.push_back({u, 'd', 'd', d});
-      rules.push_back({d, (*pairs_)(c.ranges), ids[c.target]});
+      uint32_t caller = backslash;
+      if (!bmp) {
+        const uint32_t u = add_state(), d = add_state();
+        bytes.push_back({backslash, 'u', 'u', u});
+        bytes.push_back({u, 'D', 'D', d});
+        bytes.push_back({u, 'd', 'd', d});
+        caller = d;
+      }
+      rules.push_back({caller, escapes_->rule(c.ranges), ids[c.target]});
     }
   }
 
@@ -209,13 +218,14 @@ class Nfa {
         return;
       case Expr::Kind::kAutomaton: {
         const auto& st = e.automaton->states();
+        const bool bmp = e.json_string && escapes_ && escapes_->bmp;  // \uXXXX by rules too
         std::vector<uint32_t> ids(st.size());
         for (size_t i = 0; i < st.size(); ++i) ids[i] = add_state();  // nothing may enter `from`
         eps.push_back({from, ids[0]});
         for (size_t i = 0; i < st.size(); ++i) {
           if (st[i].final) eps.push_back({ids[i], to});
-          for (const auto& ed : st[i].edges) codepoint_edges(ids[i], ids[ed.target], ed.lo, ed.hi, e.json_string);
-          if (e.json_string && pairs_) pair_edges(ids[i], st[i].edges, ids);
+          for (const auto& ed : st[i].edges) codepoint_edges(ids[i], ids[ed.target], ed.lo, ed.hi, e.json_string, bmp);
+          if (e.json_string && escapes_) escape_edges(ids[i], st[i].edges, ids, bmp);
         }
         return;
       }
@@ -280,18 +290,18 @@ class Nfa {
   const Rule& rule_;
   uint32_t limit_;
   const InlinePlan* plan_;
-  const PairRuleFn* pairs_;
-  std::vector<PairCall> calls_;
+  const EscapeRuleFn* escapes_;
+  std::vector<EscapeCall> calls_;
   std::unordered_map<const Expr*, std::vector<std::vector<ByteRange>>> class_cache_;
 };
 
 }  // namespace
 
-RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan* plan, const PairRuleFn* pairs,
+RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan* plan, const EscapeRuleFn* escapes,
                          CompileDeadline* deadline) {
   const Expr& body = plan ? plan->resolve(rule.body) : rule.body;
   if (body.kind == Expr::Kind::kAutomaton && body.automaton) {
-    return direct_automaton_dfa(*body.automaton, body.json_string, rule, max_states, pairs);
+    return direct_automaton_dfa(*body.automaton, body.json_string, rule, max_states, escapes);
   }
   CompileDeadline own_deadline;
   CompileDeadline& clock = deadline ? *deadline : own_deadline;
@@ -299,7 +309,7 @@ RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan
   // The subset construction's cost is the sum of its sets' sizes, not their number:
   // `(a{1,300}b){1,300}` has 90,000 NFA states and sets of thousands of them.
   const uint64_t max_set_total = engine_limits().automaton_state_set;
-  const Nfa nfa(rule, max_states, plan, pairs);
+  const Nfa nfa(rule, max_states, plan, escapes);
   RuleDfa dfa;
   SeqTable sets;
   std::vector<uint32_t> mark(nfa.num_states, 0);

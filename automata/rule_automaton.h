@@ -45,20 +45,21 @@ struct RuleDfa {
 /// directly instead of through determinize_rule's NFA (direct_automaton.cpp): the same
 /// language, minimal. Throws LimitError (rule_automaton_states) naming `rule` past
 /// `max_states` states. With
-/// `pairs`, a JSON string's code points above U+FFFF may also be escaped surrogate pairs,
-/// read by calls of the rules `pairs` names (json_escapes.h); without, only as UTF-8.
+/// `escapes`, a JSON string's \u spellings are read by calls of the escape rules `escapes`
+/// names, from the state after the backslash (json_escapes.h); without, they are spelled
+/// out, and code points above U+FFFF are read as UTF-8 only.
 RuleDfa direct_automaton_dfa(const CharDfa& automaton, bool json_string, const Rule& rule, uint32_t max_states,
-                             const PairRuleFn* pairs = nullptr);
+                             const EscapeRuleFn* escapes = nullptr);
 
 /// Thompson NFA + subset construction for `rule` (a whole-rule automaton is built by
 /// direct_automaton_dfa). With `plan`, the references it substitutes are built as the
-/// bodies they stand for (inline.h); `pairs` as for direct_automaton_dfa. Throws
+/// bodies they stand for (inline.h); `escapes` as for direct_automaton_dfa. Throws
 /// LimitError at the rule's line:column when its NFA or DFA needs more than `max_states`
 /// states (rule_automaton_states), when the NFA-state sets of the subset construction add
 /// up to more than EngineLimits::automaton_state_set, or past `deadline` (compile_ms; a
 /// deadline of its own when none is given).
 RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan* plan = nullptr,
-                         const PairRuleFn* pairs = nullptr, CompileDeadline* deadline = nullptr);
+                         const EscapeRuleFn* escapes = nullptr, CompileDeadline* deadline = nullptr);
 
 /// The minimal equivalent DFA (partition refinement, grammar/partition_refinement.h); the
 /// start stays state 0.

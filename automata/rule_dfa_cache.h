@@ -21,9 +21,9 @@ class RuleDfaCache {
  public:
   struct Entry {
     RuleDfa dfa;
-    // A whole-rule JSON-string automaton: the code points of the pair rule behind each
+    // A whole-rule JSON-string automaton: the code points of the escape rule behind each
     // callee index (json_escapes.h), so a hit names its callees without a scan.
-    std::vector<std::vector<CodepointRange>> pair_calls;
+    std::vector<std::vector<CodepointRange>> escape_calls;
   };
   static RuleDfaCache& instance() {
     static RuleDfaCache cache;

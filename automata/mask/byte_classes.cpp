@@ -20,7 +20,7 @@ ByteClasses compute_byte_classes(const GrammarAutomaton& g, uint32_t rule) {
   const uint32_t begin = g.rule_start(rule);
   std::array<bool, 257> cut{};
   ByteClasses c;
-  std::vector<uint32_t> callees;  // a JSON string's surrogate-pair rules (json_escapes.h)
+  std::vector<uint32_t> callees;  // a JSON string's escape rules (json_escapes.h)
   for (uint32_t q = begin; q < g.rule_end(rule); ++q) {
     for (const auto& e : g.byte_edges(q)) cut[e.lo] = cut[e.hi + 1u] = true;
     for (const auto& e : g.rule_edges(q)) {

@@ -29,7 +29,7 @@ ByteClasses compute_byte_classes(const GrammarAutomaton& g, uint32_t rule);
 // table a few dozen entries (a JSON string automaton tells apart ~30 kinds of bytes), so
 // the tables of a whole walk stay in cache. Rows are cut from chunks that never move, so
 // each depth of the walk holds its state's row.
-// kCall: a byte a callee may read (an escaped surrogate pair's rule): the token's rest is
+// kCall: a byte a callee may read (a JSON string's escape rule): the token's rest is
 // read by walk_with_calls.
 // One walk's scratch: not thread-safe; `g` and `classes` must outlive it.
 class ClassTables {

@@ -336,7 +336,7 @@ std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute(uint32_t state) {
   std::string parts_key;
   const uint32_t rule = grammar_->rule_of(state);
   // An automaton-only rule's state takes the table walk, unless it calls a rule itself (after
-  // "\uD" in a JSON string: it is walked like any grammar state).
+  // the backslash in a JSON string: it is walked like any grammar state).
   if (!grammar_->rule_automaton_key(rule).empty() && grammar_->rule_edges(state).empty() &&
       byte_classes(rule).calls_walkable) {
     if (auto hit = walk_automaton(state, part, parts_key)) return hit;  // no bitmask made

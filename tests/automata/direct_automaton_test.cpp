@@ -1,12 +1,14 @@
 // Whole-rule automata (JSON Schema strings, patterns) are built directly as byte DFAs; the
 // result must be the language the Thompson-NFA path gives (checked by walking both DFAs in
-// product, rule edges as symbols), and minimal; with escaped surrogate pairs too.
+// product, rule edges as symbols), and minimal; with the calls of escape rules too.
 #include <algorithm>
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "automata/json_escapes.h"
 #include "automata/rule_automaton.h"
 #include "grammar/char_dfa.h"
 
@@ -55,31 +57,36 @@ bool same_language(const RuleDfa& a, const RuleDfa& b, std::string& witness) {
 // A state from which nothing is accepted (the NFA path's dead ends) must be treated as
 // rejection: `same_language` walks into UINT32_MAX only when both miss, so trim first.
 RuleDfa live(RuleDfa d) {
-  std::vector<char> productive;  // every rule called (a pair rule reads something)
+  std::vector<char> productive;  // every rule called (an escape rule reads something)
   for (const auto& e : d.rules) productive.resize(std::max<size_t>(productive.size(), e.rule + 1), 1);
   trim(d, productive);
   return d;
 }
 
-// Pair rules numbered in order of first request (both builders must call the same ones).
-struct PairNumbers {
+// Escape rules numbered in order of first request (both builders must call the same ones).
+struct EscapeNumbers {
   std::map<std::vector<uint32_t>, uint32_t> ids;
-  PairRuleFn fn = [this](const std::vector<CodepointRange>& ranges) {
-    std::vector<uint32_t> key;
-    for (const auto& r : ranges) key.insert(key.end(), {r.lo, r.hi});
-    return ids.try_emplace(key, static_cast<uint32_t>(ids.size())).first->second;
-  };
+  EscapeRuleFn spelled, by_rule;  // \uXXXX spelled out, or read by the rules too
+  EscapeNumbers() {
+    auto fn = [this](const std::vector<CodepointRange>& ranges) {
+      std::vector<uint32_t> key;
+      for (const auto& r : ranges) key.insert(key.end(), {r.lo, r.hi});
+      return ids.try_emplace(key, static_cast<uint32_t>(ids.size())).first->second;
+    };
+    spelled = {fn, false};
+    by_rule = {fn, true};
+  }
 };
 
-void expect_equivalent(const CharDfa& dfa, bool json, const std::string& what, const PairRuleFn* pairs = nullptr) {
+void expect_equivalent(const CharDfa& dfa, bool json, const std::string& what, const EscapeRuleFn* escapes = nullptr) {
   auto shared = std::make_shared<const CharDfa>(dfa.minimized());
   Rule direct{"direct", automaton_expr(shared, json), {}, true};
   Expr wrapped;  // a sequence (built by hand: Expr::sequence unwraps one child) takes the NFA path
   wrapped.kind = Expr::Kind::kSequence;
   wrapped.children = {automaton_expr(shared, json)};
   Rule thompson{"thompson", wrapped, {}, true};
-  const RuleDfa a = determinize_rule(direct, 1u << 20, nullptr, pairs);
-  const RuleDfa b = minimize(determinize_rule(thompson, 1u << 20, nullptr, pairs));
+  const RuleDfa a = determinize_rule(direct, 1u << 20, nullptr, escapes);
+  const RuleDfa b = minimize(determinize_rule(thompson, 1u << 20, nullptr, escapes));
   std::string witness;
   EXPECT_TRUE(same_language(live(a), live(b), witness))
       << what << (json ? " (JSON string)" : "") << ": the languages differ on bytes of length " << witness.size();
@@ -104,23 +111,56 @@ TEST(DirectAutomaton, SameLanguageAsTheNfaPathAndMinimal) {
   expect_equivalent(CharDfa::length(2, 40), true, "length 2..40");
 }
 
-TEST(DirectAutomaton, SurrogatePairCallsSameAsTheNfaPath) {
-  PairNumbers pairs;
+TEST(DirectAutomaton, EscapeCallsSameAsTheNfaPath) {
+  EscapeNumbers escapes;
   const std::vector<std::string> patterns = {
       ".{0,20}", "[^\"\\\\]*", "(?:[\\u00e9\\u4e2d\\u{1F600}]|ab)*", "x|\\u0080|\\u0800|\\u{10000}", ".*",
       "[\\u{1F600}-\\u{1F64F}]{1,3}", "\\u{1F600}a|\\u{1F601}b", "[\\u{10000}-\\u{1F5FF}\\u{1F601}-\\u{10FFFF}]+"};
-  for (const auto& p : patterns) expect_equivalent(CharDfa::from_expr(regex_to_expr(p)), true, p, &pairs.fn);
-  expect_equivalent(CharDfa::length(2, 40), true, "length 2..40", &pairs.fn);
-  EXPECT_GE(pairs.ids.size(), 4u);  // the full plane, and the patterns' own sets
-  // A string automaton calls the pair rule from the state after "\uD"/"\ud", and grows by
-  // no state for it.
-  auto any = std::make_shared<const CharDfa>(CharDfa::length(0, 3));
-  const Rule rule{"s", automaton_expr(any, true), {}, true};
-  const RuleDfa with = determinize_rule(rule, 1u << 20, nullptr, &pairs.fn);
-  const RuleDfa without = determinize_rule(rule, 1u << 20);
-  EXPECT_EQ(with.size(), without.size());
-  EXPECT_EQ(with.rules.size(), 3u);  // one call per position that can read a code point
-  EXPECT_TRUE(without.rules.empty());
+  CharDfa names = CharDfa::literal("api");
+  for (const char* n : {"apiVersion", "kind", "metadata", "x-y", "\xc3\xa9t\xc3\xa9"}) names = CharDfa::unite(names, CharDfa::literal(n));
+  for (const EscapeRuleFn* fn : {&escapes.spelled, &escapes.by_rule}) {
+    for (const auto& p : patterns) expect_equivalent(CharDfa::from_expr(regex_to_expr(p)), true, p, fn);
+    expect_equivalent(CharDfa::length(2, 40), true, "length 2..40", fn);
+    expect_equivalent(names.complement(), true, "complement of names", fn);
+  }
+  EXPECT_GE(escapes.ids.size(), 8u);  // every code point, and the patterns' and names' own sets
+  // Above U+FFFF, a string automaton always calls escape rules, from the state after the
+  // backslash: the calls add no state. Read by the rules up to U+FFFF too, a position's
+  // escapes cost nothing beyond that state, where spelling them out takes "\u", "\u0", "\u00"
+  // and the third digit's state for each of its targets.
+  for (const uint32_t n : {3u, 40u}) {
+    const Rule rule{"s", automaton_expr(std::make_shared<const CharDfa>(CharDfa::length(0, n)), true), {}, true};
+    const RuleDfa spelled = determinize_rule(rule, 1u << 20, nullptr, &escapes.spelled);
+    const RuleDfa by_rule = determinize_rule(rule, 1u << 20, nullptr, &escapes.by_rule);
+    const RuleDfa plain = determinize_rule(rule, 1u << 20);
+    EXPECT_EQ(spelled.rules.size(), n) << "one call per position that can read a code point";
+    EXPECT_EQ(by_rule.rules.size(), n);
+    EXPECT_TRUE(plain.rules.empty());
+    EXPECT_EQ(spelled.size(), plain.size()) << "the calls add no state";
+    EXPECT_LE(by_rule.size() + 4 * n, spelled.size());
+  }
+  const Rule keys{"k", automaton_expr(std::make_shared<const CharDfa>(names.complement()), true), {}, true};
+  EXPECT_LE(determinize_rule(keys, 1u << 20, nullptr, &escapes.by_rule).size() + 3 * names.complement().size(),
+            determinize_rule(keys, 1u << 20, nullptr, &escapes.spelled).size());
+}
+
+// The cost model (escapes_by_rule): escape rules for grammars whose strings have many
+// positions per distinct set of code points, spelled out for a few names.
+TEST(DirectAutomaton, EscapeRulesWhereTheyPay) {
+  const auto grammar_of = [](const CharDfa& d) {
+    Grammar g;
+    g.add_rule("root", automaton_expr(std::make_shared<const CharDfa>(d), true));
+    return g;
+  };
+  EXPECT_FALSE(escapes_by_rule(grammar_of(CharDfa::length(0, 3))));
+  EXPECT_FALSE(escapes_by_rule(grammar_of(CharDfa::all())));
+  EXPECT_TRUE(escapes_by_rule(grammar_of(CharDfa::length(0, 40))));
+  CharDfa few = CharDfa::literal("date");
+  for (const char* n : {"amount", "due", "currency"}) few = CharDfa::unite(few, CharDfa::literal(n));
+  EXPECT_FALSE(escapes_by_rule(grammar_of(few.complement())));
+  CharDfa many = CharDfa::literal("name0");
+  for (int i = 1; i < 300; ++i) many = CharDfa::unite(many, CharDfa::literal(fmt::format("name{}", i * 7919 % 100000)));
+  EXPECT_TRUE(escapes_by_rule(grammar_of(many)));
 }
 
 }  // namespace

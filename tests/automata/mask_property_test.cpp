@@ -204,9 +204,9 @@ size_t check_spelled_walk(const std::shared_ptr<const GrammarAutomaton>& g, cons
   return masks + 1;
 }
 
-// Escaped surrogate pairs in JSON strings (read by a shared rule the string automata call,
-// automata/json_escapes.h): tokens that enter the pair, cross it or leave it, and masks
-// inside it, on length-bounded and pattern strings.
+// Escapes in JSON strings, surrogate pairs above all (read by shared rules the string
+// automata call, automata/json_escapes.h): tokens that enter the escape, cross it or leave
+// it, and masks inside it, on length-bounded and pattern strings and on property names.
 void check_surrogate_pair_masks(const std::shared_ptr<const Vocabulary>& vocab, std::mt19937& rng, int spellings) {
   struct Case {
     const char* schema;
@@ -221,6 +221,12 @@ void check_surrogate_pair_masks(const std::shared_ptr<const Vocabulary>& vocab, 
       // Automata alike but for the pair rule they call: masks after "\uD" must not be shared.
       {R"({"type":"string","pattern":"^[\\u{1F600}-\\u{1F64F}]$"})", R"("\ud83d\ude00")"},
       {R"({"type":"string","pattern":"^[\\u{10000}-\\u{103FF}]$"})", R"("\ud800\udc00")"},
+      // Property names spelled with escapes: each trie position calls an escape rule per
+      // target (the name's next character, or any other key).
+      {R"({"type":"object","properties":{"api":{"type":"integer"},"kind":{"type":"string","maxLength":2}},"additionalProperties":{"type":"boolean"}})",
+       R"({"\u0061pi":1,"k\u0069nd":"\u00e9\u0041","ap\u0069x":true,"\ud83d\ude00":false,"\/\n":true})"},
+      // A long length counter: every \u spelling read by escape rules (escapes_by_rule).
+      {R"({"type":"string","minLength":22,"maxLength":40})", R"("a\u0062c\u00E9\ud83d\ude00defghijklmnopqrstuvw")"},
   };
   size_t masks = 0;
   for (const Case& c : cases) {
@@ -254,7 +260,7 @@ TEST(SurrogatePairMasks, FastMaskEqualsBruteForceOnPairPieces) {
                                      "83d\\u", "3d\\", "d", "D", "de", "00", "0", "4f", "4F\"", "d83d", "D83D\\uDE01",
                                      "\\u00e9", "\\uD7FF", "\\ud7ff\\ud83d", "\\ud83d\\ude00\\ud83d\\ude00", "\\n",
                                      "\\udbff\\udfff", "ff", "\\udfff", "db", "\\udc00", "800", "\\ud800\\udc00"};
-  for (const char c : std::string("0123456789abcdefABCDEFpsu")) tokens.emplace_back(1, c);  // any text can be spelled
+  for (const char c : std::string("0123456789abcdefABCDEFghijklmnopqrstuvwx/")) tokens.emplace_back(1, c);  // any text can be spelled
   std::vector<TokenKind> kinds(tokens.size(), TokenKind::kText);
   const auto vocab = std::make_shared<Vocabulary>(tokens, kinds, std::vector<int32_t>{0});
   std::mt19937 rng(5);
