@@ -45,13 +45,18 @@ class DirectAutomatonDfa {
 
   RuleDfa build() {
     if (n_ > max_states_) too_big();
-    std::vector<std::vector<Edge>> char_edges(n_);
+    // The code-point states' byte edges, one run per state (interior states come after
+    // them in the numbering, so they are laid out once all are known).
+    std::vector<Edge> char_edges;
+    std::vector<uint32_t> char_begin{0};
+    char_begin.reserve(n_ + 1);
     std::unordered_map<std::string, std::shared_ptr<const Template>> templates;
     std::vector<uint32_t> slots;
+    std::string shape;
     for (uint32_t q = 0; q < n_; ++q) {
       // Shape: ranges with targets numbered by first appearance.
       slots.clear();
-      std::string shape(1, static_cast<char>((json_ ? 1 : 0) | (escapes_ ? 2 : 0) | (bmp_calls_ ? 4 : 0)));
+      shape.assign(1, static_cast<char>((json_ ? 1 : 0) | (escapes_ ? 2 : 0) | (bmp_calls_ ? 4 : 0)));
       for (const auto& e : d_.states()[q].edges) {
         const auto at = std::find(slots.begin(), slots.end(), e.target);
         const auto slot = static_cast<uint32_t>(at - slots.begin());
@@ -60,14 +65,15 @@ class DirectAutomatonDfa {
       }
       auto [it, fresh] = templates.try_emplace(shape);
       if (fresh) it->second = template_of(shape, q);
-      char_edges[q] = instantiate(*it->second, slots);
+      instantiate(*it->second, slots, char_edges);
+      char_begin.push_back(static_cast<uint32_t>(char_edges.size()));
     }
     RuleDfa out;
     for (uint32_t q = 0; q < n_ + interior_.size(); ++q) {
       const bool is_char = q < n_;
       out.add_state(is_char && d_.states()[q].final);
       if (is_char) {
-        out.bytes.insert(out.bytes.end(), char_edges[q].begin(), char_edges[q].end());
+        out.bytes.insert(out.bytes.end(), char_edges.begin() + char_begin[q], char_edges.begin() + char_begin[q + 1]);
       } else {
         const Node& node = interior_[q - n_];
         out.bytes.insert(out.bytes.end(), node.bytes.begin(), node.bytes.end());
@@ -172,8 +178,9 @@ class DirectAutomatonDfa {
            std::equal(a.calls.begin(), a.calls.end(), b.calls.begin(),
                       [](const Call& x, const Call& y) { return x.rule == y.rule && x.target == y.target; });
   }
-  // The state of `node`: an equal interior node's, or a new one (hash-consing).
-  uint32_t intern(Node&& node) {
+  // The state of `node`: an equal interior node's, or a new one (hash-consing; then `node`
+  // is moved from).
+  uint32_t intern(Node& node) {
     const uint64_t h = hash_of(node);
     if (slots_.empty()) {
       slot_bits_ = 6;
@@ -253,26 +260,28 @@ class DirectAutomatonDfa {
     return t;
   }
 
-  std::vector<Edge> instantiate(const Template& t, const std::vector<uint32_t>& targets) {
-    std::vector<uint32_t> ids(t.nodes.size());
-    std::vector<uint32_t> escape_rule(t.escapes.size());
-    for (size_t i = 0; i < t.escapes.size(); ++i) escape_rule[i] = escapes_->rule(t.escapes[i]);
-    auto map_edges = [&](const std::vector<Edge>& edges) {
-      std::vector<Edge> out = edges;
-      for (auto& e : out) e.target = e.target & kLeaf ? targets[e.target & ~kLeaf] : ids[e.target];
-      return out;
+  // The template's partial states for a state whose slots lead to `targets` (interned), and
+  // its own byte edges appended to `root`. The node being built is scratch storage: only a
+  // node not seen before is kept (most are shared).
+  void instantiate(const Template& t, const std::vector<uint32_t>& targets, std::vector<Edge>& root) {
+    ids_.resize(t.nodes.size());
+    escape_rule_.resize(t.escapes.size());
+    for (size_t i = 0; i < t.escapes.size(); ++i) escape_rule_[i] = escapes_->rule(t.escapes[i]);
+    auto map_edges = [&](const std::vector<Edge>& edges, std::vector<Edge>& out) {
+      for (const Edge& e : edges) {
+        out.push_back({e.lo, e.hi, e.target & kLeaf ? targets[e.target & ~kLeaf] : ids_[e.target]});
+      }
     };
     for (size_t i = 0; i < t.nodes.size(); ++i) {
-      Node node{map_edges(t.nodes[i].bytes), t.nodes[i].calls};
-      for (auto& c : node.calls) {
-        c.rule = escape_rule[c.rule];
-        c.target = targets[c.target & ~kLeaf];
-      }
-      std::sort(node.calls.begin(), node.calls.end(),
+      node_.bytes.clear();
+      node_.calls.clear();
+      map_edges(t.nodes[i].bytes, node_.bytes);
+      for (const Call& c : t.nodes[i].calls) node_.calls.push_back({escape_rule_[c.rule], targets[c.target & ~kLeaf]});
+      std::sort(node_.calls.begin(), node_.calls.end(),
                 [](const Call& a, const Call& b) { return a.rule != b.rule ? a.rule < b.rule : a.target < b.target; });
-      ids[i] = intern(std::move(node));
+      ids_[i] = intern(node_);
     }
-    return map_edges(t.root);
+    map_edges(t.root, root);
   }
 
   void add_items(std::vector<Item>& items, uint32_t lo, uint32_t hi, uint32_t slot) const {
@@ -393,6 +402,8 @@ class DirectAutomatonDfa {
   std::vector<uint64_t> interior_hash_;  // per interior node
   std::vector<uint32_t> slots_;          // open addressing: interior index, or kEmpty
   unsigned slot_bits_ = 0;               // slots_.size() == 2^slot_bits_
+  Node node_;                            // instantiate's scratch
+  std::vector<uint32_t> ids_, escape_rule_;
   static constexpr uint32_t kEmpty = UINT32_MAX;
 };
 
