@@ -2,6 +2,7 @@
 #include "automata/json_escapes.h"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -315,9 +316,11 @@ std::shared_ptr<const CharDfa> escape_tail(const std::vector<CodepointRange>& ra
 
 uint32_t EscapeRules::rule(const std::vector<CodepointRange>& ranges) {
   if (last_rule_ != UINT32_MAX && ranges == last_) return last_rule_;
-  std::vector<uint32_t> key;
-  for (const auto& r : ranges) key.insert(key.end(), {r.lo, r.hi});
-  auto [it, fresh] = index_.try_emplace(std::move(key), end());
+  key_.clear();
+  for (const auto& r : ranges) key_.insert(key_.end(), {r.lo, r.hi});
+  auto it = index_.find(key_);  // a string automaton asks at every position: no allocation then
+  const bool fresh = it == index_.end();
+  if (fresh) it = index_.emplace(key_, end()).first;
   if (fresh) {
     const bool all = ranges.size() == 2 && ranges[0].lo == 0 && ranges[0].hi == 0xD7FF && ranges[1].lo == 0xE000 &&
                      ranges[1].hi == kMaxCodepoint;

@@ -26,13 +26,14 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "automata/utf8_ranges.h"
 #include "grammar/char_dfa.h"
+#include "grammar/hash.h"
 
 namespace lockstep {
 
@@ -110,7 +111,8 @@ class EscapeRules {
   const Grammar& grammar_;
   const uint32_t first_;
   const bool bmp_;
-  std::map<std::vector<uint32_t>, uint32_t> index_;  // flattened ranges → rule
+  std::unordered_map<std::vector<uint32_t>, uint32_t, U32SeqHash<>> index_;  // flattened ranges → rule
+  std::vector<uint32_t> key_;  // rule()'s scratch
   std::deque<Rule> rules_;  // references stay valid while rules are added
   std::deque<std::vector<CodepointRange>> ranges_;
   std::vector<CodepointRange> last_;  // the ranges of the previous call (a chain repeats them)
