@@ -33,6 +33,17 @@ std::string Tokenizer::token_name(int32_t id) const { return std::string(token_b
 
 namespace {
 
+// The byte of a byte-fallback piece "<0xHH>" (two hex digits, either case), else -1 ("<0x-D>"
+// is text: scanf's %X would read it as a negative number).
+int byte_piece(const std::string& p) {
+  if (p.size() != 6 || p.compare(0, 3, "<0x") != 0 || p[5] != '>') return -1;
+  auto hex = [](char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+  };
+  const int hi = hex(p[3]), lo = hex(p[4]);
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
 class Llama2cTokenizer : public Tokenizer {
  public:
   Llama2cTokenizer(std::vector<std::string> pieces, std::vector<float> scores)
@@ -43,10 +54,9 @@ class Llama2cTokenizer : public Tokenizer {
     for (size_t id = 0; id < pieces_.size(); ++id) {
       const std::string& p = pieces_[id];
       lookup_.emplace(p, static_cast<int32_t>(id));
-      unsigned byte = 0;
-      if (p.size() == 6 && std::sscanf(p.c_str(), "<0x%02X>", &byte) == 1) {
+      if (const int byte = byte_piece(p); byte >= 0) {
         bytes[id] = std::string(1, static_cast<char>(byte));
-        byte_token_[byte] = static_cast<int32_t>(id);
+        byte_token_[static_cast<size_t>(byte)] = static_cast<int32_t>(id);
       } else {
         bytes[id] = p;
       }

@@ -153,6 +153,23 @@ TEST(Tokenizer, MalformedTokenizerFilesNameTheByteOffset) {
   EXPECT_THROW(load_llama2c_tokenizer("/nonexistent/tok.bin"), std::runtime_error);
 }
 
+// Byte-fallback pieces are "<0xHH>" exactly: a piece that only looks like one is text.
+TEST(Tokenizer, OnlyTwoHexDigitsMakeAByteToken) {
+  const std::vector<std::string> pieces = {"<unk>", "<s>", "</s>", "<0x41>", "<0x4a>", "<0x-D>", "<0x 1>", "<0xG1>"};
+  const int32_t max_token_length = 8;
+  std::string file(reinterpret_cast<const char*>(&max_token_length), 4);
+  for (const std::string& p : pieces) {
+    const float score = 0;
+    const auto len = static_cast<int32_t>(p.size());
+    file.append(reinterpret_cast<const char*>(&score), 4).append(reinterpret_cast<const char*>(&len), 4).append(p);
+  }
+  TempFile f("lockstep_tok_bytes.bin", file);
+  const auto tok = load_llama2c_tokenizer(f.path.string(), static_cast<int32_t>(pieces.size()));
+  EXPECT_EQ(tok->token_bytes(3), "A");
+  EXPECT_EQ(tok->token_bytes(4), "J");
+  for (int32_t id = 5; id < 8; ++id) EXPECT_EQ(tok->token_bytes(id), pieces[static_cast<size_t>(id)]);
+}
+
 TEST(Model, MissingFilesAreClearErrors) {
   EXPECT_THROW(load_model("/nonexistent/model.bin"), std::runtime_error);
   // A model folder without a tokenizer.
