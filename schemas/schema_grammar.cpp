@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "grammar/expr_identity.h"
 #include "schemas/number_sets.h"
 #include "schemas/schema_compiler.h"
 #include "schemas/schema_nesting.h"
@@ -120,7 +121,28 @@ class GrammarBuilder {
     rules_[key] = id;
     const Norm n = c_.normalize(t);
     g_.rules[id].body = norm_expr(n, depth, t->pointer);
+    hash_cons(id);
     return id;
+  }
+
+  // Rules of values are hash-consed: a value rule whose body is identical to an earlier
+  // one's (up to rules known identical) becomes a reference to it. Schemas repeat value
+  // schemas under different names (`{"type": "string", "description": …}` per property);
+  // grouping members by their value (merge_kinds) needs to see them as one.
+  uint32_t canon(uint32_t r) const { return r < alias_.size() && alias_[r] != UINT32_MAX ? alias_[r] : r; }
+  void hash_cons(uint32_t id) {
+    const RuleCanon c = [this](uint32_t r) { return canon(r); };
+    const Expr& body = g_.rules[id].body;
+    auto& same_hash = bodies_[expr_hash(body, c)];
+    for (uint32_t other : same_hash) {
+      if (expr_identical(g_.rules[other].body, body, c)) {
+        if (alias_.size() <= id) alias_.resize(g_.rules.size(), UINT32_MAX);
+        alias_[id] = other;
+        g_.rules[id].body = Expr::rule_ref(other);
+        return;
+      }
+    }
+    same_hash.push_back(id);
   }
 
   // One rule per distinct automaton, never inlined: every use shares its states, and so
@@ -349,12 +371,53 @@ class GrammarBuilder {
   // ---- objects
 
   struct Kind {
-    Expr key;           // the JSON string of the key
+    Expr key;           // the JSON string of the key (set by key_kinds)
     DfaPtr key_dfa;     // its language
     TermPtr value;
     uint64_t satisfies;  // obligations met by a member of this kind
     int order;           // index in the declared order, or -1
+    const std::string* name;  // the key, when the kind is one literal name
   };
+
+  // In any order, kinds that differ only in their keys lead the member machine alike: they
+  // become one kind whose key language is the union (a trie of the names, and any key
+  // regions). An object of 800 optional properties of five types reads a key through five
+  // key rules instead of 800; after `"` a token is walked through those few, not through
+  // one rule per property (several of which would read its first byte: the Earley
+  // fallback, milliseconds per mask). A group of one keeps the name's own automaton,
+  // shared with every object that uses the name.
+  void merge_kinds(std::vector<Kind>& kinds, uint32_t depth) {
+    if (opt_.property_order == JsonSchemaOptions::PropertyOrder::kSchema || kinds.size() < 2) return;
+    std::unordered_map<std::string, size_t> group_of;
+    std::vector<std::vector<size_t>> groups;
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      const uint32_t value = canon(term_rule(kinds[i].value, depth + 1));
+      auto [it, fresh] = group_of.try_emplace(fmt::format("{}|{}", kinds[i].satisfies, value), groups.size());
+      if (fresh) groups.emplace_back();
+      groups[it->second].push_back(i);
+    }
+    if (groups.size() == kinds.size()) return;
+    std::vector<Kind> merged;
+    merged.reserve(groups.size());
+    for (const auto& g : groups) {
+      Kind k = kinds[g[0]];
+      if (g.size() > 1) {
+        std::vector<std::string> names;
+        std::vector<DfaPtr> regions;
+        for (size_t i : g) {
+          if (kinds[i].name) names.push_back(*kinds[i].name);
+          else regions.push_back(kinds[i].key_dfa);
+        }
+        CharDfa keys = names.empty() ? CharDfa::none() : CharDfa::literals(names);
+        for (const auto& region : regions) keys = CharDfa::unite(keys, *region);
+        k.key_dfa = std::make_shared<const CharDfa>(std::move(keys));
+        k.order = -1;
+        k.name = nullptr;
+      }
+      merged.push_back(std::move(k));
+    }
+    kinds = std::move(merged);
+  }
 
   Expr key_expr(const DfaPtr& keys) { return seq({lit("\""), shared_automaton(keys, true), lit("\"")}); }
 
@@ -395,8 +458,7 @@ class GrammarBuilder {
     };
     std::vector<Kind> kinds;
     // Splits a member kind by the obligations whose value constraint it may or may not meet.
-    auto add_kind = [&](DfaPtr keys, TermPtr value, uint64_t key_matches, int order) {
-      Expr key = key_expr(keys);
+    auto add_kind = [&](DfaPtr keys, TermPtr value, uint64_t key_matches, int order, const std::string* name) {
       std::vector<std::pair<TermPtr, uint64_t>> variants{{value, 0}};
       for (size_t o = 0; o < q; ++o) {
         if (!(key_matches >> o & 1)) continue;
@@ -414,7 +476,7 @@ class GrammarBuilder {
       }
       for (auto& [v, bits] : variants) {
         if (v->kind == Term::Kind::kFalse) continue;
-        kinds.push_back({key, keys, v, bits, order});
+        kinds.push_back({Expr::empty(), keys, v, bits, order, name});
       }
     };
     std::unordered_map<std::string, std::vector<size_t>> literal_rules;  // name → rules, in order
@@ -437,7 +499,7 @@ class GrammarBuilder {
         if (in_keys(r.must[o].keys, r.must[o].literal, name)) matches |= 1ull << o;
       }
       const auto pos = order_of.find(name);
-      add_kind(key_dfa(name), t_and(std::move(parts)), matches, pos == order_of.end() ? -1 : pos->second);
+      add_kind(key_dfa(name), t_and(std::move(parts)), matches, pos == order_of.end() ? -1 : pos->second, &name);
     }
     const DfaPtr others = named == no_strings() ? all_strings() : std::make_shared<CharDfa>(named->complement());
     for (uint32_t mask = 0; mask < (1u << splitters.size()); ++mask) {
@@ -460,7 +522,7 @@ class GrammarBuilder {
         if (!r.must[o].literal && (mask >> j & 1)) matches |= 1ull << o;
         if (!r.must[o].literal) ++j;
       }
-      add_kind(region, t_and(std::move(parts)), matches, -1);
+      add_kind(region, t_and(std::move(parts)), matches, -1, nullptr);
     }
     if (!exact_obligations) {
       // Too many to track as a set: plain required names (no value condition) are counted
@@ -474,6 +536,8 @@ class GrammarBuilder {
                                                others, kMaxExactObligations));
       }
     }
+    merge_kinds(kinds, depth);
+    for (auto& k : kinds) k.key = key_expr(k.key_dfa);
     return list_expr(object_machine(r, kinds, depth, pointer), p, pointer + "-members");
   }
 
@@ -596,6 +660,8 @@ class GrammarBuilder {
   std::vector<DfaPtr> keep_;
   std::unordered_map<std::string, DfaPtr> literal_keys_;
   std::unordered_map<std::string, uint32_t> member_rules_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> bodies_;  // hash_cons: body hash → rules
+  std::vector<uint32_t> alias_;                                // hash_cons: rule → its representative
 };
 
 CompiledSchema SchemaCompiler::run(uint32_t depth, bool bare) {
