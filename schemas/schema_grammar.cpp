@@ -175,7 +175,6 @@ class GrammarBuilder {
   // and their states' masks are shared process-wide; the rule counting blocks has about
   // m / K states. Each length has one parse: tails are shorter than a block. length_bounds
   // (schemas/string_lengths.h) recognizes such strings.
-  static constexpr uint32_t kLengthBlock = 128;
 
   // C{lo,hi} as a JSON string body in blocks (see kLengthBlock).
   Expr length_blocks(uint32_t lo, uint32_t hi, const std::vector<CodepointRange>& ranges) {

@@ -10,6 +10,11 @@
 
 namespace lockstep::schema {
 
+/// Strings whose only constraint is a length bound above this many code points are written
+/// as blocks of exactly kLengthBlock code points and a tail (schema_grammar.cpp; why 512:
+/// docs/schemas.md).
+inline constexpr uint32_t kLengthBlock = 512;
+
 /// (lo, hi) when `d` is exactly C{lo,hi} (hi = kUnbounded for no upper bound): a chain of
 /// states each reading any code point into the next, final from lo on, ending at hi or
 /// looping on its last state. "Any code point" is one fixed set of ranges, `ranges`

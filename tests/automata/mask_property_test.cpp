@@ -9,6 +9,7 @@
 #include "automata/matcher.h"
 #include "runtime/tokenizer.h"
 #include "schemas/json_schema.h"
+#include "schemas/string_lengths.h"
 #include "tests/test_data.h"
 
 namespace lockstep {
@@ -40,14 +41,19 @@ std::vector<uint32_t> brute_force_mask(const GrammarAutomaton& g, const Vocabula
 // Random legal walk of `steps` masks (with random rollbacks), each checked against brute
 // force; the number of masks checked.
 // With `cache`, the walk shares it (and its configuration masks) with earlier walks; with
-// !rollbacks it only moves forward (to reach deep into long strings).
+// !rollbacks it only moves forward (to reach deep into long strings); `start` is accepted
+// first, unchecked.
 size_t check_random_walk(const std::shared_ptr<const GrammarAutomaton>& g, const std::shared_ptr<const Vocabulary>& vocab,
                          std::mt19937& rng, int max_steps, std::shared_ptr<TokenMaskCache> cache = nullptr,
-                         bool rollbacks = true) {
+                         bool rollbacks = true, const std::vector<int32_t>& start = {}) {
   if (!cache) cache = std::make_shared<TokenMaskCache>(g, vocab);
   EarleyMatcher m(cache);
   std::vector<uint32_t> mask(vocab->bitmask_words());
   std::vector<std::string> steps;  // bytes of each accepted step
+  for (const int32_t id : start) {  // accepted unchecked
+    EXPECT_TRUE(m.accept_token(id));
+    steps.emplace_back(vocab->token_bytes(id));
+  }
   size_t masks = 0;
   for (int step = 0; step < max_steps; ++step) {
     m.fill_next_token_bitmask(mask);
@@ -153,21 +159,24 @@ TEST(MaskPropertySchemas, LargeEnumUnderAllOfEqualsBruteForceOnLlama3) {
   EXPECT_GT(masks, 30u);
 }
 
-// Long length bounds are blocks of 128 code points and a tail (schema_grammar.cpp): walks
-// far into such strings (past 300 bytes here) cross block boundaries, where tokens straddle
-// two blocks. Two walks share one cache, so the second also reads configuration masks the
-// first one stored.
+// Long length bounds are blocks of kLengthBlock (512) code points and a tail
+// (schema_grammar.cpp): walks that cross a block boundary, where tokens straddle two
+// blocks. Each walk starts unchecked 500 code points in (a run of "a" tokens), then checks
+// every mask for 40 steps of random tokens. Two walks share one cache, so the second also
+// reads configuration masks the first one stored.
 TEST(MaskPropertySchemas, LongStringBlocksEqualBruteForceOnLlama3) {
   const auto tok = load_tokenizer(test_data::shared("vocab/llama3-hf/tokenizer.json").string());
   const auto vocab = tok->shared_vocabulary();
   std::mt19937 rng(4242);
   JsonSchemaOptions o;
   o.max_whitespace = 2;
+  static_assert(schema::kLengthBlock == 512);
   const auto g = GrammarAutomaton::compile(
-      compile_json_schema(nlohmann::ordered_json::parse(R"({"type":"string","minLength":130,"maxLength":300})"), o).grammar);
+      compile_json_schema(nlohmann::ordered_json::parse(R"({"type":"string","minLength":530,"maxLength":700})"), o).grammar);
   auto cache = std::make_shared<TokenMaskCache>(g, vocab);
+  const std::vector<int32_t> start = tok->encode_continuation("\"" + std::string(500, 'a'));
   size_t masks = 0;
-  for (int walk = 0; walk < 2; ++walk) masks += check_random_walk(g, vocab, rng, 45, cache, false);
+  for (int walk = 0; walk < 2; ++walk) masks += check_random_walk(g, vocab, rng, 40, cache, false, start);
   std::printf("[ property ] long strings on llama3: %zu masks equal to brute force\n", masks);
   EXPECT_GT(masks, 60u);
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schemas/json_schema.h"
+#include "schemas/string_lengths.h"
 #include "tests/schemas/compiled_schema.h"
 
 namespace lockstep {
@@ -102,22 +103,24 @@ TEST(JsonSchema, LongLengthBoundsAreExact) {
     uint32_t lo, hi;  // hi = UINT32_MAX: unbounded
   };
   const Case cases[] = {
-      {R"({"type": "string", "maxLength": 300})", 0, 300},
-      {R"({"type": "string", "minLength": 130, "maxLength": 260})", 130, 260},
-      {R"({"type": "string", "minLength": 200, "maxLength": 250})", 200, 250},
-      {R"({"type": "string", "minLength": 129})", 129, UINT32_MAX},
-      {R"({"type": "string", "minLength": 256, "maxLength": 511})", 256, 511},
-      {R"({"type": "string", "maxLength": 384})", 0, 384},
+      {R"({"type": "string", "maxLength": 1200})", 0, 1200},
+      {R"({"type": "string", "minLength": 514, "maxLength": 1040})", 514, 1040},
+      {R"({"type": "string", "minLength": 600, "maxLength": 700})", 600, 700},
+      {R"({"type": "string", "minLength": 513})", 513, UINT32_MAX},
+      {R"({"type": "string", "minLength": 1024, "maxLength": 2047})", 1024, 2047},
+      {R"({"type": "string", "maxLength": 1536})", 0, 1536},
+      {R"({"type": "string", "minLength": 3, "maxLength": 512})", 3, 512},
   };
   const std::string units[] = {"a", "\\u00e9", "\xc3\xa9", "\\n", "\\t", "\xf0\x9f\x98\x80", "\\ud83d\\ude00"};
   for (const Case& k : cases) {
     SCOPED_TRACE(k.schema);
     const Compiled c = compile(k.schema);
-    const uint32_t top = k.hi == UINT32_MAX ? k.lo + 300 : k.hi + 3;
+    const uint32_t top = k.hi == UINT32_MAX ? k.lo + 600 : k.hi + 3;
     for (uint32_t n = 0; n <= top; ++n) {
-      const bool boundary = n % 128 <= 1 || n % 128 == 127 || (n + 1 >= k.lo && n <= k.lo + 1) ||
+      constexpr uint32_t K = schema::kLengthBlock;
+      const bool boundary = n % K <= 1 || n % K == K - 1 || (n + 1 >= k.lo && n <= k.lo + 1) ||
                             (k.hi != UINT32_MAX && n + 1 >= k.hi && n <= k.hi + 1);
-      if (!boundary && n % 17 != 0) continue;
+      if (!boundary && n % 61 != 0) continue;
       std::string text = "\"";
       for (uint32_t i = 0; i < n; ++i) text += units[(i * 7 + n) % std::size(units)];
       text += "\"";
