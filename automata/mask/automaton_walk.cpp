@@ -45,16 +45,30 @@ class AutomatonWalk {
         sorted_(vocab_.sorted_text_tokens()),
         common_(vocab_.sorted_common_prefix()),
         states_(vocab_.max_token_bytes() + 2),
-        boundaries_(vocab_.max_token_bytes() + 2, 0) {}
+        boundaries_(vocab_.max_token_bytes() + 2, 0),
+        longs_(mask::long_tokens(vocab_)) {}
 
   // Step 1: every first-byte segment of the vocabulary, in sorted order, found in a cache
   // or walked (and stored); their uncertain tokens are appended to `uncertain`.
+  //
+  // A segment is looked up by the cut signature of its successor s1 (short_signature()).
+  // When the cut left nothing out, that key stands for the whole segment. Otherwise it
+  // keys the segment's short tokens (at most kShortTokenBytes bytes), which read nothing
+  // past the cut, so states whose automata agree that far share them (the positions of a
+  // length-bounded string far from its end): a hit leaves only the long tokens to walk. On a
+  // miss the whole segment is looked up by the full signature, or walked and stored both
+  // ways, its short tokens under the cut signature.
   void collect_parts(std::vector<std::pair<int32_t, uint32_t>>& uncertain) {
     states_[0] = state_;
     const uint32_t* first = tables_.row(state_);
+    const std::vector<uint32_t>& longs = longs_.positions;
+    size_t next_long = 0;  // first index into `longs` at or after the segment
     for (size_t lo = 0; lo < sorted_.size();) {
       const std::string_view bytes = vocab_.sorted_bytes(lo);
       const size_t hi = bytes.empty() ? lo + 1 : vocab_.sorted_prefix_end(lo, 1);
+      while (next_long < longs.size() && longs[next_long] < lo) ++next_long;
+      size_t end_long = next_long;
+      while (end_long < longs.size() && longs[end_long] < hi) ++end_long;
       const uint32_t e1 = bytes.empty() ? ClassTables::kNone : first[tables_.class_of(static_cast<uint8_t>(bytes[0]))];
       const uint32_t s1 = e1 == ClassTables::kNone ? ClassTables::kNone : e1 & ~ClassTables::kFinalBit;
       if (s1 == ClassTables::kNone) {  // every token of the segment fails at its first byte: rejected
@@ -62,17 +76,45 @@ class AutomatonWalk {
         continue;
       }
       const uint8_t b = static_cast<uint8_t>(bytes[0]);
+      Part part{lo, hi, 0, 0, nullptr, nullptr};
+      const size_t n_long = end_long - next_long;
       const uint64_t key = static_cast<uint64_t>(s1) << 8 | b;
-      SharedSegments::Row* row = shared_row(s1);
-      std::shared_ptr<const Segment> hit = find_segment(row, key, b);
-      if (!hit) {
-        walk_segment(lo, hi);
-        hit = make_segment(hi - lo);
-        store_segment(row, key, b, hit);
+      const uint64_t cut_key = key | uint64_t{1} << 62;
+      const RowRef cut = shared_row(s1, kShort);
+      if (cut.whole || (cut.row && n_long == 0)) {  // the cut signature keys the whole segment
+        part.segment = find_segment(cut.row, cut_key, b);
+        if (!part.segment) {
+          part.segment = make_segment(seg_, walk_whole(lo, hi));
+          store_segment(cut.row, cut_key, b, part.segment);
+        }
+      } else {
+        if (cut.row) {
+          if (auto short_part = find_segment(cut.row, cut_key, b)) {
+            // The long tokens are few (~1% of Llama 3's): walked, not looked up (a full
+            // signature would cost more than their walk).
+            part.long_lo = next_long;
+            part.long_hi = end_long;
+            part.segment = std::move(short_part);
+            part.tail = make_segment(seg_, walk_long(part));
+          }
+        }
+        if (!part.segment) {
+          SharedSegments::Row* full = shared_row(s1, kFull).row;
+          part.segment = find_segment(full, key, b);
+          if (!part.segment) {
+            part.segment = make_segment(seg_, walk_whole(lo, hi));
+            store_segment(full, key, b, part.segment);
+            if (cut.row) store_segment(cut.row, cut_key, b, short_of_whole(hi - lo - n_long));
+          }
+        }
       }
-      uncertain.insert(uncertain.end(), hit->uncertain.begin(), hit->uncertain.end());
-      if (hit->complement) complement_tokens_ += hi - lo;
-      parts_.push_back({lo, hi, std::move(hit)});
+      for (const Segment* seg : {part.segment.get(), part.tail.get()}) {
+        if (!seg) continue;
+        uncertain.insert(uncertain.end(), seg->uncertain.begin(), seg->uncertain.end());
+      }
+      if (part.segment->complement) complement_tokens_ += hi - lo - (part.long_hi - part.long_lo);
+      if (part.tail && part.tail->complement) complement_tokens_ += part.long_hi - part.long_lo;
+      parts_.push_back(std::move(part));
       lo = hi;
     }
   }
@@ -87,6 +129,10 @@ class AutomatonWalk {
       d.mix(p.lo << 32 | p.hi);
       d.mix(p.segment->digest.first);
       d.mix(p.segment->digest.second);
+      if (p.tail) {
+        d.mix(p.tail->digest.first);
+        d.mix(p.tail->digest.second);
+      }
     }
     parts_key.assign(1, 'P');
     d.append_to(parts_key);
@@ -108,24 +154,45 @@ class AutomatonWalk {
   }
 
  private:
-  struct Part {
-    size_t lo, hi;  // the segment's sorted tokens
-    std::shared_ptr<const Segment> segment;
+  // A segment as walked: its tokens by outcome.
+  struct SegmentLists {
+    std::vector<int32_t> accepted;
+    std::vector<int32_t> others;  // the segment's tokens not accepted
+    std::vector<std::pair<int32_t, uint32_t>> uncertain;
   };
 
-  // The shared row of s1's signature (or none: no signature), looked up once per successor.
-  SharedSegments::Row* shared_row(uint32_t s1) {
-    auto it = std::find_if(rows_.begin(), rows_.end(), [&](const auto& r) { return r.first == s1; });
-    if (it == rows_.end()) {
-      const std::string& sig = cache_.signature(s1);
-      rows_.emplace_back(s1, sig.empty() ? nullptr : SharedSegments::instance().row(sig));
-      it = rows_.end() - 1;
+  // Signatures that key segments: the full one (whole segments), the cut one (their short
+  // tokens), and the full one again for their long tokens.
+  enum Kind : uint8_t { kFull, kShort, kLong };
+
+  struct Part {
+    size_t lo, hi;              // the segment's sorted tokens
+    size_t long_lo, long_hi;    // with a tail: its long tokens, longs_.positions[long_lo, long_hi)
+    std::shared_ptr<const Segment> segment;  // all the tokens, or with a tail the short ones
+    std::shared_ptr<const Segment> tail;     // the long tokens, when walked apart
+  };
+
+  // The shared row of s1's signature of `kind` (or none: no signature), looked up once per
+  // successor; `whole` when the cut signature cut nothing (it names s1's whole automaton).
+  struct RowRef {
+    SharedSegments::Row* row;
+    bool whole;
+  };
+  RowRef shared_row(uint32_t s1, Kind kind) {
+    auto& rows = rows_[kind];
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.s1 == s1; });
+    if (it == rows.end()) {
+      const std::string& sig = kind == kShort ? cache_.short_signature(s1) : cache_.signature(s1);
+      std::shared_ptr<SharedSegments::Row> row;
+      if (!sig.empty()) row = SharedSegments::instance().row(kind == kLong ? sig + "L" : sig);
+      rows.push_back({s1, std::move(row), kind == kShort && !sig.empty() && sig[0] == 'C'});
+      it = rows.end() - 1;
     }
-    return it->second.get();
+    return {it->row.get(), it->whole};
   }
 
-  // The segment of (s1, b) walked before: in the shared row, or (no signature) in this
-  // cache's own segments under `key`.
+  // The segment walked before: in the shared row, or (no signature) in this cache's own
+  // segments under `key`.
   std::shared_ptr<const Segment> find_segment(SharedSegments::Row* row, uint64_t key, uint8_t b) const {
     if (row) return SharedSegments::instance().get(*row, b);
     std::lock_guard lock(cache_.segments_mutex_);
@@ -133,51 +200,114 @@ class AutomatonWalk {
     return nullptr;
   }
 
-  // The walk of sorted tokens [lo, hi), which share their first byte, into seg_.
-  void walk_segment(size_t lo, size_t hi) {
-    seg_.accepted.clear();
-    seg_.others.clear();
-    seg_.uncertain.clear();
-    uint32_t* const states = states_.data();
-    uint32_t* const boundaries = boundaries_.data();
-    size_t depth = 0, dead = 0;
-    bool dead_uncertain = false;
+  // The walk of sorted tokens [lo, hi), which share their first byte, into seg_; the number
+  // of tokens.
+  size_t walk_whole(size_t lo, size_t hi) {
+    begin_segment();
+    size_t lcp = 0;  // common prefix of token i with the last token walked
     for (size_t i = lo; i < hi; ++i) {
+      if (i != lo) lcp = std::min<size_t>(lcp, common_[i]);
       const int32_t id = sorted_[i];
       const std::string_view bytes = vocab_.sorted_bytes(i);
-      if (dead != 0 && common_[i] >= dead) {
-        if (!dead_uncertain) {
-          const size_t end = vocab_.sorted_prefix_end(i, dead);
+      if (dead_ != 0 && lcp >= dead_) {
+        if (!dead_uncertain_) {  // the run of tokens sharing the failed prefix: rejected at once
+          const size_t end = vocab_.sorted_prefix_end(i, dead_);
           seg_.others.insert(seg_.others.end(), sorted_.begin() + static_cast<ptrdiff_t>(i),
                              sorted_.begin() + static_cast<ptrdiff_t>(end));
           i = end - 1;
-        } else {
-          seg_.others.push_back(id);
-          classify_failed(id, bytes, dead - 1);
+          continue;
         }
+        seg_.others.push_back(id);
+        classify_failed(id, bytes, dead_ - 1);
         continue;
       }
-      dead = 0;
-      depth = std::min<size_t>(depth, i == lo ? 0 : common_[i]);
-      size_t end = std::string_view::npos;  // after a call: how far the token was read (states[] stop at depth)
-      while (depth < bytes.size()) {
-        const uint32_t entry = tables_.row(states[depth])[tables_.class_of(static_cast<uint8_t>(bytes[depth]))];
-        if (entry >= ClassTables::kCall) [[unlikely]] {
-          if (entry == ClassTables::kCall) end = walk_with_calls(g_, states[depth], bytes, depth, boundaries);
-          break;
-        }
-        states[depth + 1] = entry & ~ClassTables::kFinalBit;
-        boundaries[depth + 1] = boundaries[depth] + (entry >> 31);
-        ++depth;
+      walk_token(id, bytes, lcp);
+      lcp = SIZE_MAX;
+    }
+    return hi - lo;
+  }
+
+  // The segment of the short tokens (`tokens` of them) of the whole segment just walked
+  // (seg_). Only the list it keeps is filtered.
+  std::shared_ptr<const Segment> short_of_whole(size_t tokens) {
+    auto keep = [&](const std::vector<int32_t>& from, std::vector<int32_t>& to) {
+      to.clear();
+      for (const int32_t id : from) {
+        if (!longs_.is_long(id)) to.push_back(id);
       }
-      if (end == std::string_view::npos) end = depth;
-      if (end == bytes.size()) {
-        seg_.accepted.push_back(id);
-      } else {
+    };
+    keep(seg_.others, short_.others);
+    if ((tokens - short_.others.size()) * 2 > tokens) {
+      short_.accepted.assign(tokens - short_.others.size(), 0);  // only its size counts: complement
+    } else {
+      keep(seg_.accepted, short_.accepted);
+    }
+    short_.uncertain.clear();
+    for (const auto& u : seg_.uncertain) {
+      if (!longs_.is_long(u.first)) short_.uncertain.push_back(u);
+    }
+    return make_segment(short_, tokens);
+  }
+
+  // The walk of the long tokens of `part` into seg_; the number of tokens walked.
+  size_t walk_long(const Part& part) {
+    begin_segment();
+    const std::vector<uint32_t>& longs = longs_.positions;
+    std::string_view last;
+    for (size_t k = part.long_lo; k < part.long_hi; ++k) {
+      const size_t i = longs[k];
+      const int32_t id = sorted_[i];
+      const std::string_view bytes = vocab_.sorted_bytes(i);
+      size_t lcp = 0;
+      if (k != part.long_lo) {
+        const size_t n = std::min(last.size(), bytes.size());
+        while (lcp < n && last[lcp] == bytes[lcp]) ++lcp;
+      }
+      last = bytes;
+      if (dead_ != 0 && lcp >= dead_) {
         seg_.others.push_back(id);
-        dead = end + 1;
-        dead_uncertain = classify_failed(id, bytes, end);
+        if (dead_uncertain_) classify_failed(id, bytes, dead_ - 1);
+        continue;
       }
+      walk_token(id, bytes, lcp);
+    }
+    return part.long_hi - part.long_lo;
+  }
+
+  void begin_segment() {
+    seg_.accepted.clear();
+    seg_.others.clear();
+    seg_.uncertain.clear();
+    depth_ = 0;
+    dead_ = 0;
+    dead_uncertain_ = false;
+  }
+
+  // One token read on from the walk of the last one, with which it shares `lcp` bytes.
+  void walk_token(int32_t id, std::string_view bytes, size_t lcp) {
+    uint32_t* const states = states_.data();
+    uint32_t* const boundaries = boundaries_.data();
+    dead_ = 0;
+    size_t depth = std::min(depth_, lcp);
+    size_t end = std::string_view::npos;  // after a call: how far the token was read (states[] stop at depth)
+    while (depth < bytes.size()) {
+      const uint32_t entry = tables_.row(states[depth])[tables_.class_of(static_cast<uint8_t>(bytes[depth]))];
+      if (entry >= ClassTables::kCall) [[unlikely]] {
+        if (entry == ClassTables::kCall) end = walk_with_calls(g_, states[depth], bytes, depth, boundaries);
+        break;
+      }
+      states[depth + 1] = entry & ~ClassTables::kFinalBit;
+      boundaries[depth + 1] = boundaries[depth] + (entry >> 31);
+      ++depth;
+    }
+    depth_ = depth;
+    if (end == std::string_view::npos) end = depth;
+    if (end == bytes.size()) {
+      seg_.accepted.push_back(id);
+    } else {
+      seg_.others.push_back(id);
+      dead_ = end + 1;
+      dead_uncertain_ = classify_failed(id, bytes, end);
     }
   }
 
@@ -194,16 +324,16 @@ class AutomatonWalk {
     return any;
   }
 
-  // The segment just walked (seg_, `tokens` tokens), in its smaller form, with its digest.
-  std::shared_ptr<const Segment> make_segment(size_t tokens) const {
+  // A walked segment (`tokens` tokens), in its smaller form, with its digest.
+  std::shared_ptr<const Segment> make_segment(const SegmentLists& seg, size_t tokens) const {
     auto made = std::make_shared<Segment>();
-    if (seg_.accepted.size() * 2 > tokens) {  // mostly accepted: keep the others
+    if (seg.accepted.size() * 2 > tokens) {  // mostly accepted: keep the others
       made->complement = true;
-      made->ids = seg_.others;
+      made->ids = seg.others;
     } else {
-      made->ids = seg_.accepted;
+      made->ids = seg.accepted;
     }
-    made->uncertain = seg_.uncertain;
+    made->uncertain = seg.uncertain;
     Digest128 d;
     d.mix(made->complement);
     for (const int32_t id : made->ids) d.mix(static_cast<uint32_t>(id));
@@ -231,6 +361,34 @@ class AutomatonWalk {
     cache_.segment_entries_ += size;
   }
 
+  // Calls f(sorted index) for each token of `part` of `kind`.
+  template <class F>
+  void for_each_of(const Part& part, Kind kind, F&& f) const {
+    const std::vector<uint32_t>& longs = longs_.positions;
+    if (kind == kLong) {
+      for (size_t k = part.long_lo; k < part.long_hi; ++k) f(longs[k]);
+      return;
+    }
+    size_t next_long = part.long_lo;
+    for (size_t i = part.lo; i < part.hi; ++i) {
+      if (next_long < part.long_hi && longs[next_long] == i) {
+        ++next_long;
+        continue;
+      }
+      f(i);
+    }
+  }
+
+  // Sets the accepted tokens of `seg` (the tokens of `part` of `kind`) in `bits`.
+  void set_accepted(std::vector<uint32_t>& bits, const Part& part, Kind kind, const Segment& seg) const {
+    if (!seg.complement) {
+      for (const int32_t id : seg.ids) set_bit(bits, static_cast<size_t>(id));
+      return;
+    }
+    for_each_of(part, kind, [&](size_t i) { set_bit(bits, static_cast<size_t>(sorted_[i])); });
+    for (const int32_t id : seg.ids) clear_bit(bits, static_cast<size_t>(id));
+  }
+
   // Mostly accepted: every text token, less the segments failing at their first byte, the
   // rejected tokens of the other segments and the exceptions of complement segments.
   void accepted_from_text(std::vector<uint32_t>& accepted) const {
@@ -240,11 +398,15 @@ class AutomatonWalk {
     for (const Part& p : parts_) {
       for (size_t i = covered; i < p.lo; ++i) clear(sorted_[i]);  // segments failing at byte 0
       covered = p.hi;
-      if (p.segment->complement) {
+      if (p.segment->complement && (!p.tail || p.tail->complement)) {
         for (const int32_t id : p.segment->ids) clear(id);
+        if (p.tail) {
+          for (const int32_t id : p.tail->ids) clear(id);
+        }
       } else {
         for (size_t i = p.lo; i < p.hi; ++i) clear(sorted_[i]);
-        for (const int32_t id : p.segment->ids) set_bit(bits, static_cast<size_t>(id));
+        set_accepted(bits, p, kShort, *p.segment);
+        if (p.tail) set_accepted(bits, p, kLong, *p.tail);
       }
     }
     for (size_t i = covered; i < sorted_.size(); ++i) clear(sorted_[i]);
@@ -253,15 +415,9 @@ class AutomatonWalk {
 
   // Mostly rejected: the accepted tokens of each segment.
   void accepted_from_segments(std::vector<uint32_t>& accepted) const {
-    auto set = [&](int32_t id) { set_bit(accepted, static_cast<size_t>(id)); };
     for (const Part& p : parts_) {
-      if (!p.segment->complement) {
-        for (const int32_t id : p.segment->ids) set(id);
-        continue;
-      }
-      // The segment's tokens are its own (first bytes differ): set them all, clear the others.
-      for (size_t i = p.lo; i < p.hi; ++i) set(sorted_[i]);
-      for (const int32_t id : p.segment->ids) clear_bit(accepted, static_cast<size_t>(id));
+      set_accepted(accepted, p, kShort, *p.segment);
+      if (p.tail) set_accepted(accepted, p, kLong, *p.tail);
     }
   }
 
@@ -274,13 +430,20 @@ class AutomatonWalk {
   const std::span<const uint32_t> common_;
   // Per depth of the token being walked: its state, and the completions of the rule so far.
   std::vector<uint32_t> states_, boundaries_;
-  struct {
-    std::vector<int32_t> accepted;
-    std::vector<int32_t> others;  // the segment's tokens not accepted
-    std::vector<std::pair<int32_t, uint32_t>> uncertain;
-  } seg_;  // the segment being walked
+  SegmentLists seg_;     // the segment being walked
+  SegmentLists short_;   // short_of_whole()
+  const mask::LongTokens& longs_;
+  // The walk of the segment in progress: how deep the last token was read, and where it
+  // failed (its failed prefix plus one; 0: it did not), uncertain or not.
+  size_t depth_ = 0, dead_ = 0;
+  bool dead_uncertain_ = false;
   std::vector<Part> parts_;
-  std::vector<std::pair<uint32_t, std::shared_ptr<SharedSegments::Row>>> rows_;  // by successor
+  struct Row {
+    uint32_t s1;
+    std::shared_ptr<SharedSegments::Row> row;
+    bool whole;
+  };
+  std::vector<Row> rows_[3];  // by kind, by successor
   size_t complement_tokens_ = 0;  // tokens of the segments stored as complements
 };
 

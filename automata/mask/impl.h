@@ -68,6 +68,9 @@ struct TokenMaskCache::Impl {
   // ---- signatures.cpp
   // Canonical signatures of automaton-rule states (see signature()), by global state.
   const std::string& signature(uint32_t state) const;
+  // signature() cut at mask::kShortTokenBytes bytes (see the .cpp), or empty; it starts with
+  // 'C' when nothing was cut, else 'T'.
+  const std::string& short_signature(uint32_t state) const;
   // Canonical signature of what a walk from a grammar rule's state can reach (see the .cpp),
   // or empty.
   std::string network_signature(uint32_t state) const;
@@ -107,6 +110,7 @@ struct TokenMaskCache::Impl {
   // Both signatures' memo and scratch (CanonicalNumbering in signatures.cpp), under one mutex.
   mutable std::mutex canonical_mutex_;
   mutable std::unordered_map<uint32_t, std::string> signatures_;
+  mutable std::unordered_map<uint32_t, std::string> short_signatures_;
   mutable std::vector<uint64_t> canonical_index_;  // per state: stamp << 32 | index
   mutable std::vector<uint32_t> canonical_order_;
   mutable uint64_t canonical_stamps_ = 0;

@@ -6,6 +6,25 @@
 
 namespace lockstep::mask {
 
+const LongTokens& long_tokens(const Vocabulary& v) {
+  static std::mutex mutex;
+  static std::unordered_map<uint64_t, std::unique_ptr<const LongTokens>> by_vocabulary;
+  std::lock_guard lock(mutex);
+  auto& slot = by_vocabulary[v.id()];
+  if (!slot) {
+    auto made = std::make_unique<LongTokens>();
+    made->by_id.assign(v.bitmask_words(), 0);
+    const auto sorted = v.sorted_text_tokens();
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      if (v.sorted_bytes(i).size() <= kShortTokenBytes) continue;
+      made->positions.push_back(static_cast<uint32_t>(i));
+      made->by_id[static_cast<size_t>(sorted[i]) / 32] |= 1u << (sorted[i] % 32);
+    }
+    slot = std::move(made);
+  }
+  return *slot;
+}
+
 SharedStateMasks& SharedStateMasks::instance() {
   static SharedStateMasks cache;
   return cache;

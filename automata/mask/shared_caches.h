@@ -15,8 +15,14 @@
 
 #include "automata/bounded_cache.h"
 #include "automata/mask/token_set.h"
+#include "automata/vocabulary.h"
 
 namespace lockstep::mask {
+
+// Tokens of at most this many bytes ("short": all but ~1,300 of Llama 3's 128k) are walked
+// apart from the others in an automaton walk, their segments keyed by a signature cut at
+// this depth (TokenMaskCache::Impl::short_signature).
+inline constexpr uint32_t kShortTokenBytes = 16;
 
 // One first-byte segment of a walk from a state of an automaton-only rule: the tokens that
 // start with byte b, read on from the state s1 that b leads to. It depends on (s1, b) only,
@@ -29,6 +35,16 @@ struct Segment {
   std::vector<std::pair<int32_t, uint32_t>> uncertain;
   std::pair<uint64_t, uint64_t> digest;  // of the above: equal segments, equal digests
 };
+
+// The tokens of a vocabulary longer than kShortTokenBytes: their positions in the sorted
+// vocabulary, and a bitmask by token id. Computed once per vocabulary and process
+// (thread-safe).
+struct LongTokens {
+  std::vector<uint32_t> positions;
+  std::vector<uint32_t> by_id;
+  bool is_long(int32_t id) const { return (by_id[static_cast<size_t>(id) / 32] >> (id % 32)) & 1u; }
+};
+const LongTokens& long_tokens(const Vocabulary& vocabulary);
 
 // Masks of states of automaton-only rules, shared by every TokenMaskCache of the process:
 // such a state's classification depends only on its automaton, its index there, the rule's

@@ -213,6 +213,69 @@ const std::string& TokenMaskCache::Impl::signature(uint32_t q) const {
   }
 }
 
+// signature() cut at kShortTokenBytes: what a walk of a token of at most kShortTokenBytes
+// bytes can read after q, the state its first byte leads to. Such a token reads the byte
+// edges of states at most kShortTokenBytes - 2 bytes past q and the finality of states at
+// most kShortTokenBytes - 1 bytes past q; breadth-first levels give each state its least
+// depth, so states deeper than that are left out (the last level keeps only its finality).
+// A rule edge's target is put one level below its caller, though the callee reads at
+// least one byte first: a conservative depth keeps more of the automaton in the key, never
+// less. Positions of a length-bounded string with more than kShortTokenBytes positions left
+// have the same cut signature, so they share the segments of their short tokens. The
+// signature starts with 'C' when nothing was cut (the whole automaton from q is in it: it
+// keys the walks of all tokens), else 'T'.
+const std::string& TokenMaskCache::Impl::short_signature(uint32_t q) const {
+  static constexpr size_t kMaxSignatureStates = 2048;
+  static constexpr uint32_t kFrontier = mask::kShortTokenBytes - 1;
+  std::lock_guard lock(canonical_mutex_);
+  auto [it, fresh] = short_signatures_.try_emplace(q);
+  if (!fresh) return it->second;
+  const GrammarAutomaton& g = *grammar_;
+  for (uint32_t unhashed = UINT32_MAX;; unhashed = UINT32_MAX) {
+    CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), q);
+    c.mix(0x5100 | mask::kShortTokenBytes);
+    uint32_t level = 0;
+    size_t level_end = 1;  // order()[i] is at `level` while i < level_end
+    bool cut = false;      // some state of the last level has edges: the automaton goes on
+    for (size_t i = 0; i < c.order().size() && unhashed == UINT32_MAX; ++i) {
+      if (i == level_end) {
+        ++level;
+        level_end = c.order().size();
+      }
+      if (c.order().size() > kMaxSignatureStates) return it->second;  // too big: no signature
+      const uint32_t s = c.order()[i];
+      c.mix(g.is_final(s) ? 0xF1 : 0xF0);
+      if (level == kFrontier) {
+        cut = cut || !g.byte_edges(s).empty() || !g.rule_edges(s).empty();
+        continue;
+      }
+      for (const auto& e : g.byte_edges(s)) {
+        c.mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
+        c.mix(c.number(e.target));
+      }
+      if (!g.rule_edges(s).empty()) c.mix(0xED);
+      for (const auto& e : g.rule_edges(s)) {
+        if (rule_hash_state_.size() != g.num_rules() || rule_hash_state_[e.rule] != kHashDone) {
+          unhashed = e.rule;
+          break;
+        }
+        c.mix(rule_hash_[e.rule].first);
+        c.mix(rule_hash_[e.rule].second);
+        c.mix(c.number(e.target));
+      }
+      c.mix(0xEE);
+    }
+    if (unhashed == UINT32_MAX) {
+      std::string& sig = it->second;
+      sig.assign(1, cut ? 'T' : 'C');
+      c.append_hash(sig);
+      append_context(sig, g.rule_of(q));
+      return sig;
+    }
+    if (!rule_hash(unhashed)) return it->second;  // a recursive callee: no signature
+  }
+}
+
 void TokenMaskCache::Impl::append_context(std::string& key, uint32_t rule) const {
   const GrammarAutomaton& g = *grammar_;
   for (unsigned b = 0; b < 256; b += 8) {

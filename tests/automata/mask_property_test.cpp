@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <random>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "automata/mask/shared_caches.h"
 #include "automata/matcher.h"
 #include "runtime/tokenizer.h"
 #include "schemas/json_schema.h"
@@ -277,6 +279,43 @@ TEST(SurrogatePairMasks, FastMaskEqualsBruteForceOnPairPieces) {
   const auto vocab = std::make_shared<Vocabulary>(tokens, kinds, std::vector<int32_t>{0});
   std::mt19937 rng(5);
   check_surrogate_pair_masks(vocab, rng, 12);
+}
+
+// Short tokens (at most mask::kShortTokenBytes bytes) are walked by segments keyed by a
+// signature cut at that depth, so positions of length bounds that agree for that many bytes
+// share them; longer tokens are walked apart, under the full signature. A vocabulary of runs
+// of 1 to 20 letters, and strings of every bound from 13 to 20 in one grammar (positions
+// whose automata agree up to, just past, or far past the cut): every mask equals brute
+// force, where a cut one byte too shallow would let a run of the cut's length through.
+TEST(MaskPropertySchemas, CutSignaturesKeepLengthBoundsExact) {
+  static_assert(mask::kShortTokenBytes == 16);
+  std::vector<std::string> tokens = {"</s>", "\"", "{", "}", ":", ",", "\",\"", "\"}", ":\"", "\\", "n"};
+  for (int n = 1; n <= 20; ++n) {
+    tokens.push_back(std::string(static_cast<size_t>(n), 'a'));
+    tokens.push_back(std::string(static_cast<size_t>(n - 1), 'b') + "\"");
+  }
+  for (int n = 13; n <= 20; ++n) tokens.push_back(fmt::format("\"p{}\":\"", n));
+  for (const char c : std::string("p0123456789")) tokens.emplace_back(1, c);
+  std::vector<TokenKind> kinds(tokens.size(), TokenKind::kText);
+  const auto vocab = std::make_shared<Vocabulary>(tokens, kinds, std::vector<int32_t>{0});
+  nlohmann::ordered_json schema = {{"type", "object"}, {"additionalProperties", false}};
+  std::string text = "{";
+  for (int n = 13; n <= 20; ++n) {
+    schema["properties"][fmt::format("p{}", n)] = {{"type", "string"}, {"maxLength", n}};
+    text += fmt::format("{}\"p{}\":\"{}{}\"", n == 13 ? "" : ",", n, std::string(static_cast<size_t>(n - 2), 'a'), "bb");
+  }
+  text += "}";
+  JsonSchemaOptions o;
+  o.whitespace = JsonSchemaOptions::Whitespace::kCompact;
+  o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+  const auto g = GrammarAutomaton::compile(compile_json_schema(schema, o).grammar);
+  auto cache = std::make_shared<TokenMaskCache>(g, vocab);
+  std::mt19937 rng(16);
+  size_t masks = 0;
+  for (int walk = 0; walk < 6; ++walk) masks += check_spelled_walk(g, vocab, rng, text, cache);
+  for (int walk = 0; walk < 20; ++walk) masks += check_random_walk(g, vocab, rng, 30, cache, false);
+  std::printf("[ property ] cut signatures: %zu masks equal to brute force\n", masks);
+  EXPECT_GT(masks, 300u);
 }
 
 INSTANTIATE_TEST_SUITE_P(RealVocabularies, SurrogatePairMasks,
