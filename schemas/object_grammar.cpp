@@ -1,0 +1,277 @@
+// schemas/object_grammar.cpp — GrammarBuilder (grammar_builder.h) for objects: member
+// kinds (literal names, key regions, obligations), their grouping, and the member machine.
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "schemas/grammar_builder.h"
+#include "schemas/number_sets.h"
+#include "schemas/schema_nesting.h"
+
+namespace lockstep::schema {
+
+void GrammarBuilder::merge_kinds(std::vector<Kind>& kinds, uint32_t depth) {
+  if (opt_.property_order == JsonSchemaOptions::PropertyOrder::kSchema || kinds.size() < 2) return;
+  std::unordered_map<std::string, size_t> group_of;
+  std::vector<std::vector<size_t>> groups;
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    const uint32_t value = canon(term_rule(kinds[i].value, depth + 1));
+    auto [it, fresh] = group_of.try_emplace(fmt::format("{}|{}", kinds[i].satisfies, value), groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(i);
+  }
+  if (groups.size() == kinds.size()) return;
+  std::vector<Kind> merged;
+  merged.reserve(groups.size());
+  for (const auto& g : groups) {
+    Kind k = kinds[g[0]];
+    if (g.size() > 1) {
+      std::vector<std::string> names;
+      std::vector<DfaPtr> regions;
+      for (size_t i : g) {
+        if (kinds[i].name) names.push_back(*kinds[i].name);
+        else regions.push_back(kinds[i].key_dfa);
+      }
+      CharDfa keys = names.empty() ? CharDfa::none() : CharDfa::literals(names);
+      for (const auto& region : regions) keys = CharDfa::unite(keys, *region);
+      k.key_dfa = std::make_shared<const CharDfa>(std::move(keys));
+      k.order = -1;
+      k.name = nullptr;
+    }
+    merged.push_back(std::move(k));
+  }
+  kinds = std::move(merged);
+}
+
+Expr GrammarBuilder::object_expr(const ObjectRec& r, uint32_t depth, const std::string& pointer) {
+  const Pieces p = pieces('{', '}', depth);
+  // Literal names: declared ones in order, then the others named by rules or obligations.
+  // Hashed lookups throughout: objects may declare 100,000 properties.
+  std::vector<std::string> names = r.order;
+  std::unordered_map<std::string, int> order_of;
+  for (size_t i = 0; i < r.order.size(); ++i) order_of.try_emplace(r.order[i], static_cast<int>(i));
+  std::unordered_set<std::string> seen(names.begin(), names.end());
+  auto add_name = [&](const std::optional<std::string>& n) {
+    if (n && seen.insert(*n).second) names.push_back(*n);
+  };
+  for (const auto& k : r.rules) add_name(k.literal);
+  for (const auto& o : r.must) add_name(o.literal);
+  DfaPtr named = no_strings();
+  if (names.size() == 1) named = key_dfa(names[0]);
+  if (names.size() > 1) named = std::make_shared<CharDfa>(CharDfa::literals(names));
+  // Key languages that split the other keys into regions.
+  std::vector<DfaPtr> splitters;
+  for (const auto& k : r.rules) {
+    if (!k.literal) splitters.push_back(k.keys);
+  }
+  for (const auto& o : r.must) {
+    if (!o.literal) splitters.push_back(o.keys);
+  }
+  if (splitters.size() > 6) {
+    throw SchemaError(pointer, fmt::format("{} key patterns on one object: too many to partition", splitters.size()));
+  }
+  const size_t q = r.must.size();
+  const bool exact_obligations = q <= kMaxExactObligations;
+  if (q > 63) {
+    throw SchemaError(pointer, fmt::format("{} required-member conditions on one object: at most 63 are supported", q));
+  }
+  auto in_keys = [](const DfaPtr& keys, const std::optional<std::string>& lit_key, const std::string& k) {
+    return lit_key ? *lit_key == k : keys->accepts(k);
+  };
+  std::vector<Kind> kinds;
+  // Splits a member kind by the obligations whose value constraint it may or may not meet.
+  auto add_kind = [&](DfaPtr keys, TermPtr value, uint64_t key_matches, int order, const std::string* name) {
+    std::vector<std::pair<TermPtr, uint64_t>> variants{{value, 0}};
+    for (size_t o = 0; o < q; ++o) {
+      if (!(key_matches >> o & 1)) continue;
+      const TermPtr& need = r.must[o].value;
+      std::vector<std::pair<TermPtr, uint64_t>> next;
+      for (auto& [v, bits] : variants) {
+        if (need->kind == Term::Kind::kTrue) {
+          next.push_back({v, bits | (1ull << o)});
+        } else {
+          next.push_back({t_and({v, need}), bits | (1ull << o)});
+          next.push_back({t_and({v, t_not(need)}), bits});
+        }
+      }
+      variants = std::move(next);
+    }
+    for (auto& [v, bits] : variants) {
+      if (v->kind == Term::Kind::kFalse) continue;
+      kinds.push_back({Expr::empty(), keys, v, bits, order, name});
+    }
+  };
+  std::unordered_map<std::string, std::vector<size_t>> literal_rules;  // name → rules, in order
+  std::vector<size_t> pattern_rules;
+  for (size_t i = 0; i < r.rules.size(); ++i) {
+    if (r.rules[i].literal) literal_rules[*r.rules[i].literal].push_back(i);
+    else pattern_rules.push_back(i);
+  }
+  for (const auto& name : names) {
+    std::vector<size_t> applies;
+    if (auto it = literal_rules.find(name); it != literal_rules.end()) applies = it->second;
+    for (size_t i : pattern_rules) {
+      if (r.rules[i].keys->accepts(name)) applies.push_back(i);
+    }
+    std::sort(applies.begin(), applies.end());
+    std::vector<TermPtr> parts;
+    for (size_t i : applies) parts.push_back(r.rules[i].value);
+    uint64_t matches = 0;
+    for (size_t o = 0; o < q; ++o) {
+      if (in_keys(r.must[o].keys, r.must[o].literal, name)) matches |= 1ull << o;
+    }
+    const auto pos = order_of.find(name);
+    add_kind(key_dfa(name), t_and(std::move(parts)), matches, pos == order_of.end() ? -1 : pos->second, &name);
+  }
+  const DfaPtr others = named == no_strings() ? all_strings() : std::make_shared<CharDfa>(named->complement());
+  for (uint32_t mask = 0; mask < (1u << splitters.size()); ++mask) {
+    CharDfa keys = *others;
+    for (size_t j = 0; j < splitters.size() && !keys.empty(); ++j) {
+      keys = CharDfa::intersect(keys, (mask >> j & 1) ? *splitters[j] : splitters[j]->complement());
+    }
+    if (keys.empty()) continue;
+    const auto region = std::make_shared<CharDfa>(std::move(keys));
+    std::vector<TermPtr> parts;
+    size_t j = 0;
+    for (const auto& k : r.rules) {
+      if (!k.literal) {
+        if (mask >> j & 1) parts.push_back(k.value);
+        ++j;
+      }
+    }
+    uint64_t matches = 0;
+    for (size_t o = 0; o < q; ++o) {
+      if (!r.must[o].literal && (mask >> j & 1)) matches |= 1ull << o;
+      if (!r.must[o].literal) ++j;
+    }
+    add_kind(region, t_and(std::move(parts)), matches, -1, nullptr);
+  }
+  if (!exact_obligations) {
+    // Too many to track as a set: plain required names (no value condition) are counted
+    // instead, which is exact as long as no key repeats; the others stay a set.
+    size_t others = 0;
+    for (const auto& o : r.must) others += !(o.literal && o.value->kind == Term::Kind::kTrue);
+    if (others > kMaxExactObligations) {
+      throw SchemaError(pointer, fmt::format("{} required-member conditions on one object are too many to track: at most {} "
+                                             "that are more than a plain required name (each doubles the object's "
+                                             "states)",
+                                             others, kMaxExactObligations));
+    }
+  }
+  merge_kinds(kinds, depth);
+  for (auto& k : kinds) k.key = key_expr(k.key_dfa);
+  return list_expr(object_machine(r, kinds, depth, pointer), p, pointer + "-members");
+}
+
+Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kind>& kinds, uint32_t depth,
+                       const std::string& pointer) {
+  const bool schema_order = opt_.property_order == JsonSchemaOptions::PropertyOrder::kSchema;
+  const size_t q = r.must.size();
+  const bool exact = q <= kMaxExactObligations;
+  // Counted obligations (see object_expr): plain required names, when there are too many
+  // obligations for a set. `counted` marks them; the rest keep a bit each.
+  uint64_t counted = 0;
+  if (!exact) {
+    for (size_t o = 0; o < q; ++o) {
+      if (r.must[o].literal && r.must[o].value->kind == Term::Kind::kTrue) counted |= 1ull << o;
+    }
+  }
+  const uint32_t n_counted = static_cast<uint32_t>(std::popcount(counted));
+  const uint32_t n_order = static_cast<uint32_t>(r.order.size());
+  const bool counting = r.min > 0 || r.max != kUnbounded;
+  const uint32_t ccap = r.max != kUnbounded ? r.max : r.min;
+  // Which obligation a declared required name stands for (for order checks).
+  std::vector<std::pair<uint32_t, int>> required_at;  // (position, obligation)
+  {
+    std::unordered_map<std::string, uint32_t> order_of;
+    for (uint32_t i = 0; i < n_order; ++i) order_of.try_emplace(r.order[i], i);
+    std::vector<int> at(n_order, -1);
+    for (size_t o = 0; o < q; ++o) {
+      if (!r.must[o].literal || r.must[o].value->kind != Term::Kind::kTrue) continue;
+      if (auto pos = order_of.find(*r.must[o].literal); pos != order_of.end()) at[pos->second] = static_cast<int>(o);
+    }
+    for (uint32_t j = 0; j < n_order; ++j) {
+      if (at[j] >= 0) required_at.push_back({j, at[j]});
+    }
+  }
+  struct State {
+    uint32_t pos;
+    uint64_t sat;      // obligations met, as a set (counted ones excluded)
+    uint32_t present;  // counted obligations met
+    uint32_t count;
+    bool operator<(const State& o) const {
+      return std::tie(pos, sat, present, count) < std::tie(o.pos, o.sat, o.present, o.count);
+    }
+  };
+  std::map<State, uint32_t> ids;
+  std::vector<State> states;
+  Machine m;
+  auto id_of = [&](const State& s) {
+    auto [it, fresh] = ids.try_emplace(s, static_cast<uint32_t>(states.size()));
+    if (fresh) {
+      if (states.size() >= engine_limits().object_states) {
+        throw LimitError(ErrorLocation::at_pointer(pointer), "object_states", engine_limits().object_states,
+                         "the member machine of this object's constraints");
+      }
+      states.push_back(s);
+      m.moves.emplace_back();
+      m.accepting.push_back(0);
+    }
+    return it->second;
+  };
+  const uint64_t all = (q == 64 ? ~0ull : (1ull << q) - 1) & ~counted;
+  id_of({0, 0, 0, 0});
+  for (uint32_t i = 0; i < states.size(); ++i) {
+    c_.deadline_.check_now(ErrorLocation::at_pointer(pointer));
+    const State s = states[i];
+    const bool done = s.sat == all && s.present == n_counted;
+    m.accepting[i] = done && s.count >= std::min(r.min, ccap);
+    if (counting && r.max != kUnbounded && s.count >= r.max) continue;
+    auto met = [&](int o) { return (counted >> o & 1) ? false : (s.sat >> o & 1) != 0; };
+    // The first required declared name at or after s.pos not seen yet (a counted one
+    // cannot have been seen: declared names come once, in order).
+    uint32_t first_unmet = n_order;
+    for (const auto& [j, o] : required_at) {
+      if (j >= s.pos && !met(o)) {
+        first_unmet = j;
+        break;
+      }
+    }
+    for (const auto& k : kinds) {
+      State t = s;
+      if (schema_order) {
+        const uint32_t to = k.order >= 0 ? static_cast<uint32_t>(k.order) : n_order;
+        if (k.order >= 0 && to < s.pos) continue;
+        // Skipping a required declared name that was not seen makes the object invalid.
+        if (first_unmet < to) continue;
+        t.pos = k.order >= 0 ? to + 1 : n_order;
+      }
+      t.sat |= k.satisfies & ~counted;
+      t.present += static_cast<uint32_t>(std::popcount(k.satisfies & counted));
+      if (t.present > n_counted) continue;  // a repeated key: not a valid object's text
+      if (counting) t.count = std::min(s.count + 1, std::max(ccap, 1u));
+      const uint32_t target = id_of(t);  // may grow m.moves: index it afterwards
+      Expr element = member(k, depth);
+      m.moves[i].push_back({std::move(element), target});
+    }
+  }
+  return prune(m);
+}
+
+Expr GrammarBuilder::member(const Kind& k, uint32_t depth) {
+  const std::string key = fmt::format("{}|{}|{}", static_cast<const void*>(k.key_dfa.get()), k.value->key, depth);
+  auto it = member_rules_.find(key);
+  if (it == member_rules_.end()) {
+    const Expr value = item(k.value, depth);
+    Expr body = pretty_at(depth) ? seq({k.key, lit(": "), value}) : seq({k.key, ws(), lit(":"), ws(), value});
+    it = member_rules_.emplace(key, add_rule("member", std::move(body), true)).first;
+  }
+  return Expr::rule_ref(it->second);
+}
+
+}  // namespace lockstep::schema
