@@ -71,6 +71,7 @@ struct TokenMaskCache::Impl {
   // signature() cut at mask::kShortTokenBytes bytes (see the .cpp), or empty; it starts with
   // 'C' when nothing was cut, else 'T'.
   const std::string& short_signature(uint32_t state) const;
+  bool numbered_signature(uint32_t state, uint32_t frontier, uint64_t tag, std::string& sig) const;
   // Canonical signature of what a walk from a grammar rule's state can reach (see the .cpp),
   // or empty.
   std::string network_signature(uint32_t state) const;

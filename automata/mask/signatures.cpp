@@ -172,45 +172,10 @@ std::string TokenMaskCache::Impl::network_bfs(uint32_t q) const {
 // 128 bits, with the rule's FOLLOW set. A rule edge names its callee by rule_hash(). Empty
 // when more than kMaxSignatureStates states are reachable.
 const std::string& TokenMaskCache::Impl::signature(uint32_t q) const {
-  // Up to a bounded string of ~128 code points (a JSON string automaton spends ~14 states on
-  // a code point): their positions then share masks across every length bound.
-  static constexpr size_t kMaxSignatureStates = 2048;
   std::lock_guard lock(canonical_mutex_);
   auto [it, fresh] = signatures_.try_emplace(q);
-  if (!fresh) return it->second;
-  const GrammarAutomaton& g = *grammar_;
-  // A callee not hashed yet is hashed outside the walk (rule_hash() uses the same scratch),
-  // and the walk starts over.
-  for (uint32_t unhashed = UINT32_MAX;; unhashed = UINT32_MAX) {
-    CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), q);
-    for (size_t i = 0; i < c.order().size() && unhashed == UINT32_MAX; ++i) {
-      if (c.order().size() > kMaxSignatureStates) return it->second;  // too big: no signature
-      const uint32_t s = c.order()[i];
-      c.mix(g.is_final(s) ? 0xF1 : 0xF0);
-      for (const auto& e : g.byte_edges(s)) {
-        c.mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
-        c.mix(c.number(e.target));
-      }
-      if (!g.rule_edges(s).empty()) c.mix(0xED);
-      for (const auto& e : g.rule_edges(s)) {
-        if (rule_hash_state_.size() != g.num_rules() || rule_hash_state_[e.rule] != kHashDone) {
-          unhashed = e.rule;
-          break;
-        }
-        c.mix(rule_hash_[e.rule].first);
-        c.mix(rule_hash_[e.rule].second);
-        c.mix(c.number(e.target));
-      }
-      c.mix(0xEE);
-    }
-    if (unhashed == UINT32_MAX) {
-      std::string& sig = it->second;
-      c.append_hash(sig);
-      append_context(sig, g.rule_of(q));
-      return sig;
-    }
-    if (!rule_hash(unhashed)) return it->second;  // a recursive callee: no signature
-  }
+  if (fresh) numbered_signature(q, UINT32_MAX, 0, it->second);
+  return it->second;
 }
 
 // signature() cut at kShortTokenBytes: what a walk of a token of at most kShortTokenBytes
@@ -225,27 +190,42 @@ const std::string& TokenMaskCache::Impl::signature(uint32_t q) const {
 // signature starts with 'C' when nothing was cut (the whole automaton from q is in it: it
 // keys the walks of all tokens), else 'T'.
 const std::string& TokenMaskCache::Impl::short_signature(uint32_t q) const {
-  static constexpr size_t kMaxSignatureStates = 2048;
-  static constexpr uint32_t kFrontier = mask::kShortTokenBytes - 1;
   std::lock_guard lock(canonical_mutex_);
   auto [it, fresh] = short_signatures_.try_emplace(q);
-  if (!fresh) return it->second;
+  if (fresh) {
+    std::string sig;
+    const bool cut = numbered_signature(q, mask::kShortTokenBytes - 1, 0x5100 | mask::kShortTokenBytes, sig);
+    if (!sig.empty()) it->second = (cut ? "T" : "C") + sig;
+  }
+  return it->second;
+}
+
+// The automaton reachable from q in canonical form (see signature()), into `sig` (left
+// empty: no signature), with `tag` mixed first when not 0; states at level `frontier` of
+// the breadth-first numbering keep only their finality. True when one of those has edges
+// (the automaton goes on past the frontier). Requires canonical_mutex_.
+bool TokenMaskCache::Impl::numbered_signature(uint32_t q, uint32_t frontier, uint64_t tag, std::string& sig) const {
+  // Up to a bounded string of ~128 code points (a JSON string automaton spends ~14 states on
+  // a code point): their positions then share masks across every length bound.
+  static constexpr size_t kMaxSignatureStates = 2048;
   const GrammarAutomaton& g = *grammar_;
+  // A callee not hashed yet is hashed outside the walk (rule_hash() uses the same scratch),
+  // and the walk starts over.
   for (uint32_t unhashed = UINT32_MAX;; unhashed = UINT32_MAX) {
     CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), q);
-    c.mix(0x5100 | mask::kShortTokenBytes);
+    if (tag != 0) c.mix(tag);
     uint32_t level = 0;
     size_t level_end = 1;  // order()[i] is at `level` while i < level_end
-    bool cut = false;      // some state of the last level has edges: the automaton goes on
+    bool cut = false;
     for (size_t i = 0; i < c.order().size() && unhashed == UINT32_MAX; ++i) {
       if (i == level_end) {
         ++level;
         level_end = c.order().size();
       }
-      if (c.order().size() > kMaxSignatureStates) return it->second;  // too big: no signature
+      if (c.order().size() > kMaxSignatureStates) return false;  // too big: no signature
       const uint32_t s = c.order()[i];
       c.mix(g.is_final(s) ? 0xF1 : 0xF0);
-      if (level == kFrontier) {
+      if (level == frontier) {
         cut = cut || !g.byte_edges(s).empty() || !g.rule_edges(s).empty();
         continue;
       }
@@ -266,13 +246,11 @@ const std::string& TokenMaskCache::Impl::short_signature(uint32_t q) const {
       c.mix(0xEE);
     }
     if (unhashed == UINT32_MAX) {
-      std::string& sig = it->second;
-      sig.assign(1, cut ? 'T' : 'C');
       c.append_hash(sig);
       append_context(sig, g.rule_of(q));
-      return sig;
+      return cut;
     }
-    if (!rule_hash(unhashed)) return it->second;  // a recursive callee: no signature
+    if (!rule_hash(unhashed)) return false;  // a recursive callee: no signature
   }
 }
 
