@@ -161,9 +161,11 @@ class AutomatonWalk {
     std::vector<std::pair<int32_t, uint32_t>> uncertain;
   };
 
-  // Signatures that key segments: the full one (whole segments), the cut one (their short
-  // tokens), and the full one again for their long tokens.
-  enum Kind : uint8_t { kFull, kShort, kLong };
+  // Signatures that key segments: the full one (whole segments), the cut one (whole
+  // segments when it cut nothing, else their short tokens).
+  enum Kind : uint8_t { kFull, kShort };
+  // The tokens of a part a segment holds, when its long tokens were walked apart.
+  enum Subset : uint8_t { kShortTokens, kLongTokens };
 
   struct Part {
     size_t lo, hi;              // the segment's sorted tokens
@@ -184,7 +186,7 @@ class AutomatonWalk {
     if (it == rows.end()) {
       const std::string& sig = kind == kShort ? cache_.short_signature(s1) : cache_.signature(s1);
       std::shared_ptr<SharedSegments::Row> row;
-      if (!sig.empty()) row = SharedSegments::instance().row(kind == kLong ? sig + "L" : sig);
+      if (!sig.empty()) row = SharedSegments::instance().row(sig);
       rows.push_back({s1, std::move(row), kind == kShort && !sig.empty() && sig[0] == 'C'});
       it = rows.end() - 1;
     }
@@ -361,11 +363,11 @@ class AutomatonWalk {
     cache_.segment_entries_ += size;
   }
 
-  // Calls f(sorted index) for each token of `part` of `kind`.
+  // Calls f(sorted index) for each token of `part` of `subset`.
   template <class F>
-  void for_each_of(const Part& part, Kind kind, F&& f) const {
+  void for_each_of(const Part& part, Subset subset, F&& f) const {
     const std::vector<uint32_t>& longs = longs_.positions;
-    if (kind == kLong) {
+    if (subset == kLongTokens) {
       for (size_t k = part.long_lo; k < part.long_hi; ++k) f(longs[k]);
       return;
     }
@@ -379,13 +381,13 @@ class AutomatonWalk {
     }
   }
 
-  // Sets the accepted tokens of `seg` (the tokens of `part` of `kind`) in `bits`.
-  void set_accepted(std::vector<uint32_t>& bits, const Part& part, Kind kind, const Segment& seg) const {
+  // Sets the accepted tokens of `seg` (the tokens of `part` of `subset`) in `bits`.
+  void set_accepted(std::vector<uint32_t>& bits, const Part& part, Subset subset, const Segment& seg) const {
     if (!seg.complement) {
       for (const int32_t id : seg.ids) set_bit(bits, static_cast<size_t>(id));
       return;
     }
-    for_each_of(part, kind, [&](size_t i) { set_bit(bits, static_cast<size_t>(sorted_[i])); });
+    for_each_of(part, subset, [&](size_t i) { set_bit(bits, static_cast<size_t>(sorted_[i])); });
     for (const int32_t id : seg.ids) clear_bit(bits, static_cast<size_t>(id));
   }
 
@@ -405,8 +407,8 @@ class AutomatonWalk {
         }
       } else {
         for (size_t i = p.lo; i < p.hi; ++i) clear(sorted_[i]);
-        set_accepted(bits, p, kShort, *p.segment);
-        if (p.tail) set_accepted(bits, p, kLong, *p.tail);
+        set_accepted(bits, p, kShortTokens, *p.segment);
+        if (p.tail) set_accepted(bits, p, kLongTokens, *p.tail);
       }
     }
     for (size_t i = covered; i < sorted_.size(); ++i) clear(sorted_[i]);
@@ -416,8 +418,8 @@ class AutomatonWalk {
   // Mostly rejected: the accepted tokens of each segment.
   void accepted_from_segments(std::vector<uint32_t>& accepted) const {
     for (const Part& p : parts_) {
-      set_accepted(accepted, p, kShort, *p.segment);
-      if (p.tail) set_accepted(accepted, p, kLong, *p.tail);
+      set_accepted(accepted, p, kShortTokens, *p.segment);
+      if (p.tail) set_accepted(accepted, p, kLongTokens, *p.tail);
     }
   }
 
@@ -443,7 +445,7 @@ class AutomatonWalk {
     std::shared_ptr<SharedSegments::Row> row;
     bool whole;
   };
-  std::vector<Row> rows_[3];  // by kind, by successor
+  std::vector<Row> rows_[2];  // by kind, by successor
   size_t complement_tokens_ = 0;  // tokens of the segments stored as complements
 };
 
