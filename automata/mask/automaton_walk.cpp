@@ -231,24 +231,21 @@ class AutomatonWalk {
 
   // The segment of the short tokens (`tokens` of them) of the whole segment just walked
   // (seg_). Only the list it keeps is filtered.
-  std::shared_ptr<const Segment> short_of_whole(size_t tokens) {
-    auto keep = [&](const std::vector<int32_t>& from, std::vector<int32_t>& to) {
-      to.clear();
+  std::shared_ptr<const Segment> short_of_whole(size_t tokens) const {
+    auto short_ones = [&](const std::vector<int32_t>& from) {
+      std::vector<int32_t> kept;
       for (const int32_t id : from) {
-        if (!longs_.is_long(id)) to.push_back(id);
+        if (!longs_.is_long(id)) kept.push_back(id);
       }
+      return kept;
     };
-    keep(seg_.others, short_.others);
-    if ((tokens - short_.others.size()) * 2 > tokens) {
-      short_.accepted.assign(tokens - short_.others.size(), 0);  // only its size counts: complement
-    } else {
-      keep(seg_.accepted, short_.accepted);
-    }
-    short_.uncertain.clear();
+    std::vector<int32_t> others = short_ones(seg_.others);
+    const bool complement = (tokens - others.size()) * 2 > tokens;
+    std::vector<std::pair<int32_t, uint32_t>> uncertain;
     for (const auto& u : seg_.uncertain) {
-      if (!longs_.is_long(u.first)) short_.uncertain.push_back(u);
+      if (!longs_.is_long(u.first)) uncertain.push_back(u);
     }
-    return make_segment(short_, tokens);
+    return finish_segment(complement, complement ? std::move(others) : short_ones(seg_.accepted), std::move(uncertain));
   }
 
   // The walk of the long tokens of `part` into seg_; the number of tokens walked.
@@ -328,14 +325,18 @@ class AutomatonWalk {
 
   // A walked segment (`tokens` tokens), in its smaller form, with its digest.
   std::shared_ptr<const Segment> make_segment(const SegmentLists& seg, size_t tokens) const {
+    const bool complement = seg.accepted.size() * 2 > tokens;  // mostly accepted: keep the others
+    return finish_segment(complement, complement ? seg.others : seg.accepted, seg.uncertain);
+  }
+
+  // A segment from its form (with `complement`, `ids` are the tokens not accepted), with its
+  // digest.
+  static std::shared_ptr<const Segment> finish_segment(bool complement, std::vector<int32_t> ids,
+                                                       std::vector<std::pair<int32_t, uint32_t>> uncertain) {
     auto made = std::make_shared<Segment>();
-    if (seg.accepted.size() * 2 > tokens) {  // mostly accepted: keep the others
-      made->complement = true;
-      made->ids = seg.others;
-    } else {
-      made->ids = seg.accepted;
-    }
-    made->uncertain = seg.uncertain;
+    made->complement = complement;
+    made->ids = std::move(ids);
+    made->uncertain = std::move(uncertain);
     Digest128 d;
     d.mix(made->complement);
     for (const int32_t id : made->ids) d.mix(static_cast<uint32_t>(id));
@@ -433,7 +434,6 @@ class AutomatonWalk {
   // Per depth of the token being walked: its state, and the completions of the rule so far.
   std::vector<uint32_t> states_, boundaries_;
   SegmentLists seg_;     // the segment being walked
-  SegmentLists short_;   // short_of_whole()
   const mask::LongTokens& longs_;
   // The walk of the segment in progress: how deep the last token was read, and where it
   // failed (its failed prefix plus one; 0: it did not), uncertain or not.
