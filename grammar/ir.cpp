@@ -267,6 +267,26 @@ Expr prune_expr(const Expr& e, const std::vector<char>& productive) {
   }
 }
 
+// Whether prune_expr would change `e`: it holds a reference to an unproductive rule, an
+// empty automaton or an empty character class. Most bodies hold none and are kept as they
+// are (rebuilding every body copied the whole grammar).
+bool needs_pruning(const Expr& e, const std::vector<char>& productive) {
+  switch (e.kind) {
+    case Expr::Kind::kRuleRef:
+      return !productive[e.rule];
+    case Expr::Kind::kAutomaton:
+      return !e.automaton || e.automaton->empty();
+    case Expr::Kind::kCharClass:
+      return e.ranges.empty();
+    default:
+      break;
+  }
+  for (const auto& c : e.children) {
+    if (needs_pruning(c, productive)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void prune_unproductive(Grammar& g) {
@@ -276,7 +296,11 @@ void prune_unproductive(Grammar& g) {
     throw GrammarError("the grammar's root can never match: its language is empty");
   }
   for (size_t i = 0; i < g.rules.size(); ++i) {
-    g.rules[i].body = productive[i] ? prune_expr(g.rules[i].body, productive) : never_expr();
+    if (!productive[i]) {
+      g.rules[i].body = never_expr();
+    } else if (needs_pruning(g.rules[i].body, productive)) {
+      g.rules[i].body = prune_expr(g.rules[i].body, productive);
+    }
   }
 }
 
