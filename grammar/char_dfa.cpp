@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <span>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -21,13 +23,29 @@ using char_dfa_detail::append_edge;
 using char_dfa_detail::check_limit;
 using VecHash = U32SeqHash</*SeedWithLength=*/true>;
 
+// Each state's predecessors, one entry per edge: those of state t are
+// from[begin[t], begin[t + 1]) (flat arrays: an automaton product has tens of thousands of
+// states, and a vector per state cost more than the walk over them).
+struct Predecessors {
+  std::vector<uint32_t> begin, from;
+  std::span<const uint32_t> of(uint32_t t) const { return {from.data() + begin[t], from.data() + begin[t + 1]}; }
+};
+
 // Which states reach a final state (following edges backwards from the final ones);
 // `preds` gets each state's predecessors.
-std::vector<char> live_states(const std::vector<CharDfa::State>& states, std::vector<std::vector<uint32_t>>& preds) {
+std::vector<char> live_states(const std::vector<CharDfa::State>& states, Predecessors& preds) {
   const size_t n = states.size();
-  preds.assign(n, {});
-  for (uint32_t s = 0; s < n; ++s) {
-    for (const auto& e : states[s].edges) preds[e.target].push_back(s);
+  preds.begin.assign(n + 1, 0);
+  for (const auto& st : states) {
+    for (const auto& e : st.edges) ++preds.begin[e.target + 1];
+  }
+  for (size_t t = 0; t < n; ++t) preds.begin[t + 1] += preds.begin[t];
+  preds.from.resize(preds.begin[n]);
+  {
+    std::vector<uint32_t> fill(preds.begin.begin(), preds.begin.end() - 1);
+    for (uint32_t s = 0; s < n; ++s) {
+      for (const auto& e : states[s].edges) preds.from[fill[e.target]++] = s;
+    }
   }
   std::vector<char> live(n, 0);
   std::vector<uint32_t> stack;
@@ -37,11 +55,124 @@ std::vector<char> live_states(const std::vector<CharDfa::State>& states, std::ve
   while (!stack.empty()) {
     const uint32_t s = stack.back();
     stack.pop_back();
-    for (uint32_t p : preds[s]) {
+    for (const uint32_t p : preds.of(s)) {
       if (!live[p]) live[p] = 1, stack.push_back(p);
     }
   }
   return live;
+}
+
+// The language classes of the live states when the live part of `states` has no cycle
+// (else nullopt): Revuz's minimization of acyclic automata (Revuz 1992, "Minimisation of
+// acyclic deterministic automata in linear time"). States are settled from the ends
+// backwards, each once all its live targets are; a state's class is that of any settled
+// state with the same finality and the same edges to classes (adjacent ranges to one class
+// merged), so equal languages meet in one hash table, in time linear in the edges. A
+// length-bounded string (a pattern or a format under maxLength) is such an automaton, and
+// the partition refinement's labels (the code-point intervals no edge boundary separates)
+// would multiply its edges several times over. Dead states share one class of their own.
+std::optional<std::vector<uint32_t>> acyclic_classes(const std::vector<CharDfa::State>& states,
+                                                     const std::vector<char>& live,
+                                                     const Predecessors& preds) {
+  const auto n = static_cast<uint32_t>(states.size());
+  std::vector<uint32_t> pending(n, 0), ready;
+  uint32_t live_count = 0;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (!live[s]) continue;
+    ++live_count;
+    for (const auto& e : states[s].edges) pending[s] += live[e.target] ? 1 : 0;
+    if (pending[s] == 0) ready.push_back(s);
+  }
+  constexpr uint32_t kUnsettled = UINT32_MAX;
+  std::vector<uint32_t> cls(n, kUnsettled);
+  // The classes' keys (finality, then lo, hi, class per merged edge), one after another in
+  // `keys`; an open-addressing table of class ids by key hash.
+  std::vector<uint32_t> keys, key_begin{0};
+  std::vector<uint64_t> key_hash;
+  size_t table_size = 16;
+  while (table_size < 2 * size_t{live_count}) table_size *= 2;
+  std::vector<uint32_t> table(table_size, kUnsettled);
+  const size_t mask = table_size - 1;
+  std::vector<uint32_t> key;
+  uint32_t settled = 0;
+  while (!ready.empty()) {
+    const uint32_t s = ready.back();
+    ready.pop_back();
+    ++settled;
+    key.assign(1, states[s].final ? 1u : 0u);
+    for (const auto& e : states[s].edges) {
+      if (!live[e.target]) continue;
+      const uint32_t c = cls[e.target];
+      const size_t k = key.size();
+      if (k > 1 && key[k - 1] == c && key[k - 2] + 1 == e.lo) {
+        key[k - 2] = e.hi;
+      } else {
+        key.insert(key.end(), {e.lo, e.hi, c});
+      }
+    }
+    const uint64_t h = fnv1a_u32(key, kFnvOffsetBasis ^ key.size());
+    size_t i = static_cast<size_t>(mix64(h) >> 32) & mask;
+    for (;; i = (i + 1) & mask) {
+      const uint32_t c = table[i];
+      if (c == kUnsettled) {
+        table[i] = static_cast<uint32_t>(key_hash.size());
+        key_hash.push_back(h);
+        keys.insert(keys.end(), key.begin(), key.end());
+        key_begin.push_back(static_cast<uint32_t>(keys.size()));
+        cls[s] = table[i];
+        break;
+      }
+      if (key_hash[c] == h && std::equal(key.begin(), key.end(), keys.begin() + key_begin[c],
+                                         keys.begin() + key_begin[c + 1])) {
+        cls[s] = c;
+        break;
+      }
+    }
+    for (const uint32_t p : preds.of(s)) {
+      if (live[p] && --pending[p] == 0) ready.push_back(p);
+    }
+  }
+  if (settled < live_count) return std::nullopt;  // a cycle
+  const auto dead = static_cast<uint32_t>(key_hash.size());
+  for (uint32_t s = 0; s < n; ++s) {
+    if (!live[s]) cls[s] = dead;
+  }
+  return cls;
+}
+
+// The language classes of the states by partition refinement (Valmari–Lehtinen,
+// partition_refinement.h), dead states in a class of their own; dead edges vanish. Labels
+// are the classes of code points no edge boundary separates.
+std::vector<uint32_t> refined_classes(const std::vector<CharDfa::State>& states, const std::vector<char>& live) {
+  const size_t n = states.size();
+  std::vector<uint32_t> cuts;
+  size_t edge_count = 0;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (!live[s]) continue;
+    for (const auto& e : states[s].edges) {
+      if (!live[e.target]) continue;
+      cuts.push_back(e.lo);
+      cuts.push_back(e.hi + 1);
+      ++edge_count;
+    }
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  std::vector<LabeledTransition> transitions;
+  transitions.reserve(edge_count);
+  std::vector<uint32_t> initial(n);
+  for (uint32_t s = 0; s < n; ++s) {
+    initial[s] = !live[s] ? 2 : states[s].final ? 1 : 0;
+    if (!live[s]) continue;
+    for (const auto& e : states[s].edges) {
+      if (!live[e.target]) continue;
+      for (auto k = static_cast<uint32_t>(std::lower_bound(cuts.begin(), cuts.end(), e.lo) - cuts.begin());
+           k < cuts.size() && cuts[k] <= e.hi; ++k) {
+        transitions.push_back({s, k, e.target});
+      }
+    }
+  }
+  return coarsest_partition(static_cast<uint32_t>(n), initial, std::move(transitions));
 }
 
 // Thompson NFA over code-point ranges.
@@ -359,11 +490,11 @@ CharDfa CharDfa::complement() const {
   // start was the only state and dead): then the complement is all().
   if (states_.size() == 1 && !states_[0].final && states_[0].edges.empty()) return all();
   const size_t n = out.states_.size();
-  std::vector<std::vector<uint32_t>> preds;
+  Predecessors preds;
   std::vector<char> live = live_states(out.states_, preds);
   if (!live[0]) return none();  // the language was every string
   // The sink (the last state) stays out when no edge needed it: this automaton was complete.
-  live[n - 1] = live[n - 1] && std::any_of(preds[n - 1].begin(), preds[n - 1].end(),
+  live[n - 1] = live[n - 1] && std::ranges::any_of(preds.of(n - 1),
                                            [&](uint32_t p) { return p != n - 1; });
   std::vector<uint32_t> id(n, UINT32_MAX);
   uint32_t count = 0;
@@ -391,38 +522,10 @@ CharDfa CharDfa::minimized() const {
   if (minimal_) return *this;
   // Drop states that cannot reach a final state (keeping the start).
   const size_t n = states_.size();
-  std::vector<std::vector<uint32_t>> preds;
+  Predecessors preds;
   const std::vector<char> live = live_states(states_, preds);
-  // Partition refinement over live states; dead edges vanish. Labels are the classes of
-  // code points no edge boundary separates.
-  std::vector<uint32_t> cuts;
-  size_t edge_count = 0;
-  for (uint32_t s = 0; s < n; ++s) {
-    if (!live[s]) continue;
-    for (const auto& e : states_[s].edges) {
-      if (!live[e.target]) continue;
-      cuts.push_back(e.lo);
-      cuts.push_back(e.hi + 1);
-      ++edge_count;
-    }
-  }
-  std::sort(cuts.begin(), cuts.end());
-  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-  std::vector<LabeledTransition> transitions;
-  transitions.reserve(edge_count);
-  std::vector<uint32_t> initial(n);
-  for (uint32_t s = 0; s < n; ++s) {
-    initial[s] = !live[s] ? 2 : states_[s].final ? 1 : 0;
-    if (!live[s]) continue;
-    for (const auto& e : states_[s].edges) {
-      if (!live[e.target]) continue;
-      for (auto k = static_cast<uint32_t>(std::lower_bound(cuts.begin(), cuts.end(), e.lo) - cuts.begin());
-           k < cuts.size() && cuts[k] <= e.hi; ++k) {
-        transitions.push_back({s, k, e.target});
-      }
-    }
-  }
-  const std::vector<uint32_t> cls = coarsest_partition(static_cast<uint32_t>(n), initial, std::move(transitions));
+  std::optional<std::vector<uint32_t>> acyclic = acyclic_classes(states_, live, preds);
+  const std::vector<uint32_t> cls = acyclic ? std::move(*acyclic) : refined_classes(states_, live);
   const size_t count = n ? *std::max_element(cls.begin(), cls.end()) + 1 : 0;
   std::vector<uint32_t> remap(count, UINT32_MAX), rep;
   remap[cls[0]] = 0;

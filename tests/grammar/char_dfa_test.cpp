@@ -98,6 +98,56 @@ TEST(CharDfa, ShortcutsGiveThePartitionRefinementResult) {
   }
 }
 
+// Automata without a cycle (words, length-bounded strings) are minimized bottom-up by
+// hashing (Revuz); the result must be partition refinement's. An unreachable final state
+// with a loop makes minimized() take the refinement, and leaves the reachable part alone.
+TEST(CharDfa, AcyclicMinimizationGivesThePartitionRefinementResult) {
+  std::mt19937 rng(11);
+  const std::vector<std::pair<uint32_t, uint32_t>> ranges{{'a', 'a'}, {'b', 'b'}, {'c', 'd'}, {0xE9, 0xE9}, {0x100, 0x2FF}};
+  for (int trial = 0; trial < 200; ++trial) {
+    // Layered: edges only to later states, with few distinct layers so that many states
+    // share their futures.
+    const uint32_t n = 2 + rng() % 30;
+    std::vector<CharDfa::State> states(n);
+    for (uint32_t s = 0; s < n; ++s) {
+      states[s].final = rng() % 3 == 0 || s + 1 == n;
+      if (s + 1 == n) break;
+      for (const auto& [lo, hi] : ranges) {
+        if (rng() % 3 == 0) continue;
+        const uint32_t t = s + 1 + rng() % std::min<uint32_t>(3, n - s - 1);
+        auto& edges = states[s].edges;
+        // Adjacent ranges to one target: one edge or two, as it happens.
+        if (!edges.empty() && edges.back().target == t && edges.back().hi + 1 == lo && rng() % 2) {
+          edges.back().hi = hi;
+        } else {
+          edges.push_back({lo, hi, t});
+        }
+      }
+    }
+    const CharDfa acyclic = CharDfa::from_states(states).minimized();
+    std::vector<CharDfa::State> looped = states;
+    looped.push_back({{{'a', 'a', n}}, true});
+    const CharDfa refined = CharDfa::from_states(looped).minimized();
+    EXPECT_EQ(canonical_form(acyclic), canonical_form(refined)) << "trial " << trial;
+    EXPECT_LE(acyclic.size(), n) << "trial " << trial;
+    const CharDfa given = CharDfa::from_states(states);
+    static const char* const kPieces[] = {"a", "b", "c", "d", "\xc3\xa9"};
+    std::string text;
+    for (int k = 0; k < 40; ++k) {
+      text.clear();
+      for (size_t len = rng() % 6; len > 0; --len) text += kPieces[rng() % 5];
+      EXPECT_EQ(acyclic.accepts(text), given.accepts(text)) << "trial " << trial << ": " << text;
+    }
+  }
+  // A format under a length bound: the product is acyclic and minimal as refinement makes it.
+  const CharDfa bounded = CharDfa::intersect(re("[a-c]+(x[a-c]+)*@[a-c]+"), CharDfa::length(0, 12));
+  std::vector<CharDfa::State> looped = bounded.states();
+  looped.push_back({{{'a', 'a', static_cast<uint32_t>(bounded.size())}}, true});
+  EXPECT_EQ(canonical_form(bounded), canonical_form(CharDfa::from_states(looped).minimized()));
+  EXPECT_TRUE(bounded.accepts("axb@c"));
+  EXPECT_FALSE(bounded.accepts("axb@ccccccccc"));
+}
+
 // The same automaton without its word list (from_states() records none), so that the
 // operations on it take the product.
 CharDfa without_words(const CharDfa& d) { return CharDfa::from_states(d.states()).minimized(); }
