@@ -37,10 +37,19 @@ constexpr unsigned popcount32(uint32_t word) {
   return (((word + (word >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
 }
 
-/// Set bits of all words.
+/// Set bits of all words. Two words at a time, and a pair of empty words costs one test: the
+/// masks of narrow grammar states (a key's next letters) are mostly empty.
 inline size_t count_bits(std::span<const uint32_t> words) {
-  size_t n = 0;
-  for (const uint32_t w : words) n += popcount32(w);
+  size_t n = 0, i = 0;
+  for (; i + 1 < words.size(); i += 2) {
+    uint64_t x = uint64_t{words[i + 1]} << 32 | words[i];
+    if (x == 0) continue;
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    n += static_cast<size_t>((x * 0x0101010101010101ull) >> 56);
+  }
+  if (i < words.size()) n += popcount32(words[i]);
   return n;
 }
 
@@ -62,7 +71,15 @@ inline void clear_past(std::span<uint32_t> words, size_t vocab_size) {
 /// Calls f(id) for every set bit, in increasing id order.
 template <class F>
 inline void for_each_set_bit(std::span<const uint32_t> words, F&& f) {
-  for (size_t w = 0; w < words.size(); ++w) {
+  size_t w = 0;
+  for (; w + 1 < words.size(); w += 2) {
+    if ((words[w] | words[w + 1]) == 0) continue;  // sparse masks: one test per empty pair
+    for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) f(w * 32 + static_cast<size_t>(__builtin_ctz(bits)));
+    for (uint32_t bits = words[w + 1]; bits != 0; bits &= bits - 1) {
+      f((w + 1) * 32 + static_cast<size_t>(__builtin_ctz(bits)));
+    }
+  }
+  if (w < words.size()) {
     for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) f(w * 32 + static_cast<size_t>(__builtin_ctz(bits)));
   }
 }

@@ -188,6 +188,29 @@ TEST(PublicApi, MasksEqualTheEnginesAndTheBatchFill) {
   }
 }
 
+// count_bits and for_each_set_bit (lockstep/bitmask.h) read words in pairs and skip empty
+// pairs: every bit counted and listed once, in order, for odd and even word counts, sparse
+// and dense masks.
+TEST(PublicApi, BitmaskHelpersCountAndListEveryBit) {
+  std::mt19937 rng(3);
+  for (size_t words : {0, 1, 2, 3, 7, 8, 4009}) {
+    for (unsigned density : {0u, 1u, 16u, 32u}) {  // chance of a bit in 32
+      std::vector<uint32_t> mask(words);
+      std::vector<size_t> expected;
+      for (size_t id = 0; id < words * 32; ++id) {
+        if (rng() % 32 < density) {
+          set_bit(mask, id);
+          expected.push_back(id);
+        }
+      }
+      EXPECT_EQ(count_bits(mask), expected.size()) << words << " words, density " << density;
+      std::vector<size_t> listed;
+      for_each_set_bit(std::span<const uint32_t>(mask), [&](size_t id) { listed.push_back(id); });
+      EXPECT_EQ(listed, expected) << words << " words, density " << density;
+    }
+  }
+}
+
 TEST(PublicApi, ErrorsCarryTheirPlace) {
   GrammarCompiler compiler(llama3());
   try {
