@@ -28,6 +28,10 @@ struct PartialMask {
   std::vector<uint32_t> accepted;                          // bitmask words
   // (token, offset): the token is allowed iff the context accepts its bytes from offset on.
   std::vector<std::pair<int32_t, uint32_t>> uncertain;
+  // The accepted tokens as listed by walk_vocabulary, while there are at most `ids_max`
+  // (one more means more): a narrow state's set without a scan of the whole bitmask.
+  std::vector<int32_t> accepted_ids;
+  size_t ids_max = 0;
 };
 
 }  // namespace mask
@@ -38,6 +42,9 @@ struct TokenMaskCache::Impl {
   // Vocabularies up to this size walk a grammar state directly: the walk costs less than
   // the network signature that would share its mask between grammars.
   static constexpr size_t kSmallVocabulary = 4096;
+  // Grammar states whose tokens start with at most this many bytes are walked directly, not
+  // looked up by their network signature (compute_shared).
+  static constexpr int kNarrowFirstBytes = 2;
   Impl(std::shared_ptr<const GrammarAutomaton> grammar, std::shared_ptr<const Vocabulary> vocabulary,
        ParserLimits limits);
   /// Stops and joins the background thread.
@@ -57,6 +64,10 @@ struct TokenMaskCache::Impl {
 
   // ---- trie_walk.cpp
   void walk_vocabulary(uint32_t state, bool skip_seed_rules, mask::PartialMask& out) const;
+  // The bytes a token read from `state` can start with (its byte edges, and the first bytes
+  // of the rules it enters unless skip_seed_rules) into `first`; false when a rule it enters
+  // is nullable (bytes after it could come first: no exact set).
+  bool first_bytes(uint32_t state, bool skip_seed_rules, GrammarAutomaton::ByteSet& first) const;
   // Bits of every text token (not control, not empty), built once.
   std::vector<uint32_t> all_text_bits() const;
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -26,7 +27,7 @@ class StateWalker {
  public:
   StateWalker(const GrammarAutomaton& g, ParserLimits limits, uint32_t seed, size_t max_depth,
               bool skip_seed_rules)
-      : g_(g), parser_(g, limits, seed), seed_(seed), skip_seed_rules_(skip_seed_rules), top_(max_depth + 2),
+      : g_(g), limits_(limits), seed_(seed), skip_seed_rules_(skip_seed_rules), top_(max_depth + 2),
         arena_(max_depth + 2), bytes_(max_depth + 2), boundaries_(max_depth + 2) {
     nodes_.reserve(4 * max_depth + 16);
     nodes_.push_back({seed, kNone, g.is_final(seed)});
@@ -44,7 +45,7 @@ class StateWalker {
     if (d >= depth_) return;
     if (earley_from_ != kNone) {
       if (d >= earley_from_) {
-        parser_.rollback(depth_ - d);
+        parser_->rollback(depth_ - d);
         depth_ = d;
         return;
       }
@@ -83,10 +84,10 @@ class StateWalker {
       boundaries_[depth_] = boundaries_[depth_ - 1] + (nodes_[next].all_final ? 1 : 0);
       return true;
     }
-    if (!parser_.advance(byte)) return false;
+    if (!parser_->advance(byte)) return false;
     ++depth_;
     bytes_[depth_] = byte;
-    boundaries_[depth_] = boundaries_[depth_ - 1] + (parser_.boundary_at(depth_) ? 1 : 0);
+    boundaries_[depth_] = boundaries_[depth_ - 1] + (parser_->boundary_at(depth_) ? 1 : 0);
     return true;
   }
 
@@ -116,15 +117,19 @@ class StateWalker {
   // Several ways to go: the Earley parser takes over from here, replaying the path.
   bool start_earley(uint8_t byte) {
     nodes_.resize(arena_[depth_]);
-    parser_.reset_to_state(seed_);
+    if (!parser_) {
+      parser_.emplace(g_, limits_, seed_);  // most walks never need it
+    } else {
+      parser_->reset_to_state(seed_);
+    }
     for (size_t i = 1; i <= depth_; ++i) {
-      if (!parser_.advance(bytes_[i])) throw std::logic_error("mask walk: replay failed");
+      if (!parser_->advance(bytes_[i])) throw std::logic_error("mask walk: replay failed");
     }
     earley_from_ = depth_;
-    if (!parser_.advance(byte)) return false;
+    if (!parser_->advance(byte)) return false;
     ++depth_;
     bytes_[depth_] = byte;
-    boundaries_[depth_] = boundaries_[depth_ - 1] + (parser_.boundary_at(depth_) ? 1 : 0);
+    boundaries_[depth_] = boundaries_[depth_ - 1] + (parser_->boundary_at(depth_) ? 1 : 0);
     return true;
   }
 
@@ -172,7 +177,8 @@ class StateWalker {
   }
 
   const GrammarAutomaton& g_;
-  EarleyParser parser_;
+  ParserLimits limits_;
+  std::optional<EarleyParser> parser_;  // Earley mode, made on first use
   uint32_t seed_;
   bool skip_seed_rules_;
   std::vector<Node> nodes_;

@@ -24,6 +24,21 @@ std::vector<uint32_t> TokenMaskCache::Impl::all_text_bits() const {
 
 // The walk of the sorted vocabulary from `state` (see StateWalker), into `out`. With
 // `skip_seed_rules`, the seed's own rule edges are not entered (compose() covers them).
+bool TokenMaskCache::Impl::first_bytes(uint32_t state, bool skip_seed_rules, GrammarAutomaton::ByteSet& first) const {
+  const GrammarAutomaton& g = *grammar_;
+  first = {};
+  for (const auto& e : g.byte_edges(state)) {
+    for (unsigned b = e.lo; b <= e.hi; ++b) first[b >> 6] |= uint64_t{1} << (b & 63);
+  }
+  if (skip_seed_rules) return true;
+  bool exact = true;
+  for (const auto& e : g.rule_edges(state)) {
+    exact = exact && !g.rule_nullable(e.rule);
+    for (size_t k = 0; k < first.size(); ++k) first[k] |= g.rule_first(e.rule)[k];
+  }
+  return exact;
+}
+
 void TokenMaskCache::Impl::walk_vocabulary(uint32_t state, bool skip_seed_rules, PartialMask& out) const {
   const GrammarAutomaton& g = *grammar_;
   const Vocabulary& vocab = *vocabulary_;
@@ -45,11 +60,25 @@ void TokenMaskCache::Impl::walk_vocabulary(uint32_t state, bool skip_seed_rules,
     return any;
   };
 
+  // A run of tokens starting with a byte the state cannot read fails at its first byte, so it
+  // is rejected (uncertain needs a completion after a byte) without a step: the state after a
+  // key's quote reads a few letters, and skips the other ~250 runs of the vocabulary.
+  GrammarAutomaton::ByteSet first{};
+  const bool first_known = first_bytes(state, skip_seed_rules, first);
+
   size_t dead = 0;  // length of a rejected prefix of the current path, or 0
   bool dead_uncertain = false;  // tokens with that prefix are uncertain
   for (size_t i = 0; i < sorted.size(); ++i) {
     const int32_t id = sorted[i];
     const std::string_view bytes = vocab.sorted_bytes(i);
+    if (common[i] == 0 && first_known && !bytes.empty()) {
+      const auto b = static_cast<uint8_t>(bytes[0]);
+      if (!((first[b >> 6] >> (b & 63)) & 1)) {
+        i = vocab.sorted_prefix_end(i, 1) - 1;
+        dead = 0;
+        continue;
+      }
+    }
     if (dead != 0 && common[i] >= dead) {
       if (!dead_uncertain) {
         // Every token with this prefix is rejected: skip the run.
@@ -65,6 +94,7 @@ void TokenMaskCache::Impl::walk_vocabulary(uint32_t state, bool skip_seed_rules,
     }
     if (w.depth() == bytes.size()) {
       set_bit(out.accepted, static_cast<size_t>(id));
+      if (out.accepted_ids.size() <= out.ids_max) out.accepted_ids.push_back(id);
     } else {
       dead = w.depth() + 1;
       dead_uncertain = classify_failed(id, bytes, w.depth());
