@@ -22,8 +22,6 @@ std::vector<uint32_t> TokenMaskCache::Impl::all_text_bits() const {
   return all_text_;
 }
 
-// The walk of the sorted vocabulary from `state` (see StateWalker), into `out`. With
-// `skip_seed_rules`, the seed's own rule edges are not entered (compose() covers them).
 bool TokenMaskCache::Impl::first_bytes(uint32_t state, bool skip_seed_rules, GrammarAutomaton::ByteSet& first) const {
   const GrammarAutomaton& g = *grammar_;
   first = {};
@@ -39,6 +37,8 @@ bool TokenMaskCache::Impl::first_bytes(uint32_t state, bool skip_seed_rules, Gra
   return exact;
 }
 
+// The walk of the sorted vocabulary from `state` (see StateWalker), into `out`. With
+// `skip_seed_rules`, the seed's own rule edges are not entered (compose() covers them).
 void TokenMaskCache::Impl::walk_vocabulary(uint32_t state, bool skip_seed_rules, PartialMask& out) const {
   const GrammarAutomaton& g = *grammar_;
   const Vocabulary& vocab = *vocabulary_;
