@@ -71,17 +71,16 @@ inline void clear_past(std::span<uint32_t> words, size_t vocab_size) {
 /// Calls f(id) for every set bit, in increasing id order.
 template <class F>
 inline void for_each_set_bit(std::span<const uint32_t> words, F&& f) {
+  auto each_of_word = [&](size_t w) {
+    for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) f(w * 32 + static_cast<size_t>(__builtin_ctz(bits)));
+  };
   size_t w = 0;
   for (; w + 1 < words.size(); w += 2) {
     if ((words[w] | words[w + 1]) == 0) continue;  // sparse masks: one test per empty pair
-    for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) f(w * 32 + static_cast<size_t>(__builtin_ctz(bits)));
-    for (uint32_t bits = words[w + 1]; bits != 0; bits &= bits - 1) {
-      f((w + 1) * 32 + static_cast<size_t>(__builtin_ctz(bits)));
-    }
+    each_of_word(w);
+    each_of_word(w + 1);
   }
-  if (w < words.size()) {
-    for (uint32_t bits = words[w]; bits != 0; bits &= bits - 1) f(w * 32 + static_cast<size_t>(__builtin_ctz(bits)));
-  }
+  if (w < words.size()) each_of_word(w);
 }
 
 /// A non-owning view of one token bitmask: `words` (at least bitmask_words(vocab_size) of
