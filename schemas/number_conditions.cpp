@@ -5,6 +5,8 @@
 #include <bit>
 #include <map>
 #include <stdexcept>
+#include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -410,6 +412,7 @@ EqualSet::EqualSet(const std::vector<Decimal>& magnitudes, int cap) : cap_(cap) 
       if (c >= 0) n.sub_lo = std::min(n.sub_lo, trie_[c].sub_lo), n.sub_hi = std::max(n.sub_hi, trie_[c].sub_hi);
     }
   }
+  share_subtries();
   max_p_ = std::max<int64_t>(cap, max_q == INT64_MIN ? 0 : max_q);
   max_z_ = std::max<int64_t>(cap, min_q == INT64_MAX ? 0 : -min_q);
   if (max_p_ > 1'000'000 || max_z_ > 1'000'000 || trie_.size() >= (1u << 30)) {
@@ -417,36 +420,99 @@ EqualSet::EqualSet(const std::vector<Decimal>& magnitudes, int cap) : cap_(cap) 
   }
 }
 
+// Nodes whose walks behave alike become one: the same own scales, the same scales at their
+// stripped node (where zeros past the trie lead), the same children. The walk reads only
+// those, so the trie turns into a DAG of its distinct subtries (as a DAWG shares suffixes)
+// and the walk's states, keyed by node, shrink with it: a dense set of integers repeats its
+// last digits' subtries under most prefixes. Children follow their parent in trie_, so one
+// backward pass sees every child's class before its parent's.
+void EqualSet::share_subtries() {
+  struct Shape {
+    int64_t own_lo, own_hi, stripped_lo, stripped_hi;
+    int child[10];
+    bool operator==(const Shape& o) const {
+      return own_lo == o.own_lo && own_hi == o.own_hi && stripped_lo == o.stripped_lo && stripped_hi == o.stripped_hi &&
+             std::equal(child, child + 10, o.child);
+    }
+  };
+  struct ShapeHash {
+    size_t operator()(const Shape& k) const {
+      uint64_t h = 0x9E3779B97F4A7C15ull;
+      for (int64_t v : {k.own_lo, k.own_hi, k.stripped_lo, k.stripped_hi}) h = (h ^ static_cast<uint64_t>(v)) * 0x100000001B3ull;
+      for (int c : k.child) h = (h ^ static_cast<uint64_t>(static_cast<int64_t>(c))) * 0x100000001B3ull;
+      return static_cast<size_t>(h ^ h >> 29);
+    }
+  };
+  auto scales = [](const Node& n) { return n.q_lo <= n.q_hi ? std::pair{n.q_lo, n.q_hi} : std::pair<int64_t, int64_t>{1, 0}; };
+  std::vector<int> rep(trie_.size());
+  std::unordered_map<Shape, int, ShapeHash> classes;
+  classes.reserve(trie_.size());
+  std::map<std::pair<int64_t, int64_t>, int> off_nodes;  // stripped nodes by their scales
+  for (size_t i = trie_.size(); i-- > 0;) {
+    const Node& n = trie_[i];
+    if (n.stripped == static_cast<int>(i)) off_nodes.emplace(scales(n), static_cast<int>(i));
+    Shape k{};
+    std::tie(k.own_lo, k.own_hi) = scales(n);
+    std::tie(k.stripped_lo, k.stripped_hi) = scales(trie_[static_cast<size_t>(n.stripped)]);
+    for (int x = 0; x < 10; ++x) k.child[x] = n.child[x] < 0 ? -1 : rep[static_cast<size_t>(n.child[x])];
+    rep[i] = i == 0 ? 0 : classes.emplace(k, static_cast<int>(i)).first->second;
+  }
+  // Every edge now leads to a larger index, so a forward pass from the root reaches the
+  // shared nodes in order; depth becomes the longest path (exponent_walk_lower_bound).
+  std::vector<bool> reached(trie_.size(), false);
+  reached[0] = true;
+  for (size_t i = 0; i < trie_.size(); ++i) {
+    Node& n = trie_[i];
+    n.stripped = off_nodes.at(scales(trie_[static_cast<size_t>(n.stripped)]));
+    if (!reached[i]) continue;
+    for (int& c : n.child) {
+      if (c < 0) continue;
+      c = rep[static_cast<size_t>(c)];
+      if (!reached[static_cast<size_t>(c)]) reached[static_cast<size_t>(c)] = true, trie_[static_cast<size_t>(c)].depth = 0;
+      trie_[static_cast<size_t>(c)].depth = std::max(trie_[static_cast<size_t>(c)].depth, n.depth + 1);
+    }
+  }
+  for (size_t i = 0; i < trie_.size(); ++i) trie_[i].shared = reached[i];
+}
+
 std::vector<std::vector<Decimal>> EqualSet::groups(const std::vector<Decimal>& magnitudes) {
-  // Constants with the same digits go to groups by their runs of consecutive scales.
-  std::map<std::string, std::vector<std::pair<int64_t, const Decimal*>>> by_digits;
+  // Constants with the same digits go to groups by their runs of consecutive scales: sorted
+  // by (digits, scale), each run of one digit string counts its gaps.
+  struct Entry {
+    std::string digits;
+    int64_t q;
+    const Decimal* c;
+  };
+  std::vector<Entry> entries;
+  entries.reserve(magnitudes.size());
   std::vector<std::vector<Decimal>> out(1);
   for (const auto& c : magnitudes) {
     if (c.is_zero()) {
       out[0].push_back(c);
       continue;
     }
-    std::string digits;
-    int64_t q = 0;
-    significant(c, digits, q);
-    by_digits[digits].emplace_back(q, &c);
+    Entry e{{}, 0, &c};
+    significant(c, e.digits, e.q);
+    entries.push_back(std::move(e));
   }
-  for (auto& [digits, list] : by_digits) {
-    std::sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-    size_t run = 0;
-    for (size_t i = 0; i < list.size(); ++i) {
-      if (i > 0 && list[i].first == list[i - 1].first) continue;  // the same value twice
-      if (i > 0 && list[i].first != list[i - 1].first + 1) ++run;
-      if (out.size() <= run) out.emplace_back();
-      out[run].push_back(*list[i].second);
-    }
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& x, const Entry& y) { return x.digits != y.digits ? x.digits < y.digits : x.q < y.q; });
+  size_t run = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const bool same_digits = i > 0 && entries[i].digits == entries[i - 1].digits;
+    if (same_digits && entries[i].q == entries[i - 1].q) continue;  // the same value twice
+    run = !same_digits ? 0 : entries[i].q != entries[i - 1].q + 1 ? run + 1 : run;
+    if (out.size() <= run) out.emplace_back();
+    out[run].push_back(*entries[i].c);
   }
   return out;
 }
 
 size_t EqualSet::exponent_walk_lower_bound() const {
   size_t n = 0;
-  for (const Node& x : trie_) n += static_cast<size_t>(std::min<int64_t>(x.depth, max_p_));
+  for (size_t i = 1; i < trie_.size(); ++i) {
+    if (trie_[i].shared) n += static_cast<size_t>(std::min<int64_t>(trie_[i].depth, max_p_) + max_z_ + 1);
+  }
   return n;
 }
 

@@ -73,8 +73,9 @@ class EqualSet final : public Condition {
   EqualSet(const std::vector<Decimal>& magnitudes, int cap);
   /// `magnitudes` split into sets EqualSet accepts.
   static std::vector<std::vector<Decimal>> groups(const std::vector<Decimal>& magnitudes);
-  /// A lower bound of the states the walk with exponents reaches: for each trie node at
-  /// depth d, the point after each of its first min(d, max p) digits.
+  /// A lower bound of the states the walk with exponents reaches: for each node but the
+  /// root, at (longest) depth d, the point after each of its first min(d, max p) digits, and
+  /// the node read after "0." and each count of zeros up to max z.
   size_t exponent_walk_lower_bound() const;
   uint64_t start() const override { return 0; }
   uint64_t step(uint64_t s, char c) const override;
@@ -86,8 +87,10 @@ class EqualSet final : public Condition {
     int stripped;                  // the node of this prefix without its trailing zeros
     int64_t q_lo = 1, q_hi = 0;    // scales of the constants with exactly these digits
     int64_t sub_lo = INT64_MAX, sub_hi = INT64_MIN;  // of the constants in the subtree
-    int depth = 0;
+    int depth = 0;                 // longest path from the root, once subtries are shared
+    bool shared = false;           // reached from the root once subtries are shared
   };
+  void share_subtries();
   uint64_t walk(uint64_t s, char c) const;  // step() without dropping dead states
   bool plain_live(uint64_t s) const;
   int64_t cap_;

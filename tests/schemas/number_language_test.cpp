@@ -195,5 +195,37 @@ TEST(NumberLanguage, PlainEnumsAreExact) {
   for (const char* t : {"70000", "100", "0.5", "1e1", "10.5", "-1"}) EXPECT_FALSE(plain.accepts(t)) << t;
 }
 
+// A dense enum, where most subtries of the digit trie repeat (the walk shares them), has the
+// language of the union of its values' own automata (single values: a chain, nothing to
+// share). Values with the same digits at several scales, trailing zeros and both signs.
+TEST(NumberLanguage, DenseEnumsEqualTheUnionOfTheirValues) {
+  std::mt19937 rng(7);
+  std::vector<std::string> among = {"1.5", "15", "150", "0.015", "2.05", "20.5", "205", "3", "30", "300", "-30", "-3.0"};
+  for (int k = 0; k < 70; ++k) among.push_back(std::to_string(static_cast<int>(rng() % 400) - 40));
+  auto united = [](const std::vector<std::string>& among) {
+    CharDfa u = CharDfa::none();
+    for (const auto& v : among) u = CharDfa::unite(u, numbers_in({Decimal::parse(v)}));
+    return u;
+  };
+  auto dense_of = [](const std::vector<std::string>& among) {
+    std::vector<Decimal> values;
+    for (const auto& v : among) values.push_back(Decimal::parse(v));
+    return numbers_in(values);
+  };
+  // Also: the subtries under "10" and "20" alike, but only "1" a value ("10e-1" is 1).
+  const std::vector<std::string> zeros = {"105", "205", "1"};
+  for (const auto& set : {among, zeros}) {
+    const CharDfa dense = dense_of(set), reference = united(set);
+    EXPECT_TRUE(CharDfa::intersect(dense, reference.complement()).empty()) << set.size();
+    EXPECT_TRUE(CharDfa::intersect(reference, dense.complement()).empty()) << set.size();
+    EXPECT_EQ(dense.size(), reference.minimized().size());
+  }
+  const CharDfa dense = dense_of(among);
+  for (const char* t : {"1.5e2", "150e-1", "0.15e2", "2.05E1", "-3e1", "-0.30e2", "3.00e2", "30000e-2"}) {
+    EXPECT_TRUE(dense.accepts(t)) << t;
+  }
+  for (const char* t : {"1.5e1e", "4.1e2", "-300", "2.051e2", "1.55", "0.0151e1", "-5e1"}) EXPECT_FALSE(dense.accepts(t)) << t;
+}
+
 }  // namespace
 }  // namespace lockstep
