@@ -334,22 +334,64 @@ Norm intersect(const Norm& a, const Norm& b) {
   return n;
 }
 
-Norm unite(const Norm& a, const Norm& b) {
+namespace {
+// `strings` false: the strings are left out (united elsewhere: united_word_lists).
+Norm unite(const Norm& a, const Norm& b, bool strings) {
   Norm n;
   n.null = a.null || b.null;
   n.booleans = a.booleans | b.booleans;
   n.number = numbers_or(a.number, b.number);
-  n.string = dfa_or(a.string, b.string);
+  if (strings) n.string = dfa_or(a.string, b.string);
   n.arrays = concat(a.arrays, b.arrays);
   n.objects = concat(a.objects, b.objects);
   return n;
 }
+}  // namespace
+
+Norm unite(const Norm& a, const Norm& b) { return unite(a, b, true); }
 
 namespace {
-Norm unite_range(const std::vector<const Norm*>& parts, size_t lo, size_t hi) {
-  if (hi - lo == 1) return *parts[lo];
+Norm unite_range(const std::vector<const Norm*>& parts, size_t lo, size_t hi, bool strings) {
+  if (hi - lo == 1) {
+    Norm n = *parts[lo];
+    if (!strings) n.string = nullptr;
+    return n;
+  }
   const size_t mid = lo + (hi - lo) / 2;
-  return unite(unite_range(parts, lo, mid), unite_range(parts, mid, hi));
+  return unite(unite_range(parts, lo, mid, strings), unite_range(parts, mid, hi, strings), strings);
+}
+
+// When every part's strings are a word list (const, enum) or none: all lists merged and
+// sorted once, one trie. Balanced pairwise unions would rebuild a trie of the words so far
+// at each of log2(parts) levels. Null when a part has other strings or the trie is over
+// the limit (the pairwise unions may still find a smaller automaton).
+DfaPtr united_word_lists(const std::vector<const Norm*>& parts, bool& all_lists) {
+  all_lists = false;
+  std::vector<const DfaPtr*> lists;
+  size_t total = 0;
+  for (const Norm* p : parts) {
+    if (!p->string || p->string == no_strings()) continue;
+    if (!p->string->words()) return nullptr;
+    lists.push_back(&p->string);
+    total += p->string->words()->size();
+  }
+  all_lists = true;
+  if (lists.empty()) return no_strings();
+  if (lists.size() == 1) return *lists[0];
+  std::vector<std::string> words;
+  words.reserve(total);
+  for (const DfaPtr* d : lists) words.insert(words.end(), (*d)->words()->begin(), (*d)->words()->end());
+  std::sort(words.begin(), words.end());
+  words.erase(std::unique(words.begin(), words.end()), words.end());
+  for (const DfaPtr* d : lists) {
+    if ((*d)->words()->size() == words.size()) return *d;  // one list held the others
+  }
+  try {
+    return std::make_shared<CharDfa>(CharDfa::sorted_literals(std::move(words)));
+  } catch (const AutomatonLimitError&) {
+    all_lists = false;
+    return nullptr;
+  }
 }
 }  // namespace
 
@@ -366,7 +408,12 @@ Norm unite_all(const std::vector<const Norm*>& parts) {
   }
   // Balanced: each level's unions cost about the size of the whole, where a left fold
   // redoes the union so far once per part (quadratic for anyOf of many consts).
-  return unite_range(parts, 0, parts.size());
+  bool lists = false;
+  DfaPtr words = united_word_lists(parts, lists);
+  if (!lists) return unite_range(parts, 0, parts.size(), true);
+  Norm n = unite_range(parts, 0, parts.size(), false);
+  n.string = words;
+  return n;
 }
 
 Norm complement(const Norm& a) {

@@ -159,6 +159,31 @@ TEST(JsonSchema, LargeStringEnumsAreExact) {
   EXPECT_FALSE(bounded.accepts(R"("back\\slash")"));
 }
 
+// anyOf of many consts (and enums): their word lists are merged at once. Mixed with other
+// types, duplicates, and a branch whose strings are not a list (a pattern).
+TEST(JsonSchema, AnyOfManyConstsIsTheUnionOfTheirValues) {
+  std::vector<std::string> values;
+  for (int i = 0; i < 3000; ++i) values.push_back(fmt::format("{}{}", "abcdefghijklmnopqrstuvwxyz"[i * 7 % 26], i));
+  ojson branches = ojson::array();
+  for (const auto& v : values) branches.push_back({{"const", v}});
+  branches.push_back({{"const", values[5]}});
+  branches.push_back({{"enum", {values[0], "extra", 7}}});
+  branches.push_back({{"type", "null"}});
+  const Compiled lists = compile(ojson{{"anyOf", branches}}.dump());
+  branches.push_back({{"type", "string"}, {"pattern", "^z+$"}});
+  const Compiled mixed = compile(ojson{{"anyOf", branches}}.dump());
+  for (const Compiled* c : {&lists, &mixed}) {
+    for (size_t i = 0; i < values.size(); i += 29) {
+      EXPECT_TRUE(c->accepts(ojson(values[i]).dump())) << values[i];
+      EXPECT_FALSE(c->accepts("\"x" + values[i] + "\"")) << values[i];
+    }
+    for (const char* doc : {R"("extra")", "7", "null", R"("a0")", R"("l2999")"}) EXPECT_TRUE(c->accepts(doc)) << doc;
+    for (const char* doc : {R"("extr")", "8", "true", R"("a")", R"("a3000")", R"("")"}) EXPECT_FALSE(c->accepts(doc)) << doc;
+  }
+  EXPECT_FALSE(lists.accepts(R"("zz")"));
+  EXPECT_TRUE(mixed.accepts(R"("zz")"));
+}
+
 // An enum whose trie is past the automaton limit while its minimized automaton is not still
 // compiles: the list is split and the halves united.
 TEST(JsonSchema, StringEnumPastTheTrieLimitIsSplit) {
