@@ -99,14 +99,21 @@ def own_private_memory() -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         madvise = libc.madvise
         madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-        with open("/proc/self/maps") as maps:
-            regions = [line.split()[:2] for line in maps]
+        with open("/proc/self/smaps") as smaps:
+            lines = smaps.read().splitlines()
     except (OSError, AttributeError):
         return
-    for span, perms in regions:
-        if perms[0] == "r" and perms[1] == "w" and perms[3] == "p":
-            lo, hi = (int(x, 16) for x in span.split("-"))
-            madvise(lo, hi - lo, MADV_POPULATE_WRITE)
+    # Mappings with pages the host wrote ("Anonymous" above 0): the others are shared with
+    # nothing a fresh process would not share too.
+    span, perms = None, ""
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 1 and "-" in fields[0] and len(fields[1]) == 4:
+            span, perms = fields[0], fields[1]
+        elif fields and fields[0] == "Anonymous:" and span and int(fields[1]) > 0:
+            if perms[0] == "r" and perms[1] == "w" and perms[3] == "p":
+                lo, hi = (int(x, 16) for x in span.split("-"))
+                madvise(lo, hi - lo, MADV_POPULATE_WRITE)
 
 
 def run_forked(engine: engines.Engine, request: dict, time_limit: float, mem_limit: int) -> dict:
