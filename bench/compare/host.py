@@ -104,15 +104,16 @@ def own_private_memory() -> None:
     except (OSError, AttributeError):
         return
     # Mappings with pages the host wrote ("Anonymous" above 0): the others are shared with
-    # nothing a fresh process would not share too.
+    # nothing a fresh process would not share too. Mappings over 1 GiB are reservations (a
+    # sanitizer's shadow memory) that populating would commit whole.
     span, perms = None, ""
     for line in lines:
         fields = line.split()
         if len(fields) > 1 and "-" in fields[0] and len(fields[1]) == 4:
             span, perms = fields[0], fields[1]
         elif fields and fields[0] == "Anonymous:" and span and int(fields[1]) > 0:
-            if perms[0] == "r" and perms[1] == "w" and perms[3] == "p":
-                lo, hi = (int(x, 16) for x in span.split("-"))
+            lo, hi = (int(x, 16) for x in span.split("-"))
+            if perms[0] == "r" and perms[1] == "w" and perms[3] == "p" and hi - lo <= 1 << 30:
                 madvise(lo, hi - lo, MADV_POPULATE_WRITE)
 
 

@@ -261,18 +261,28 @@ void write_result(int fd, Run run) {
 // A forked child shares the worker's memory copy-on-write: its first write to each page the
 // worker had written (the heap that loading the vocabulary left, free chunks that the
 // allocator hands out again) costs a page fault and a page copy that a process which loaded
-// the vocabulary itself would not pay. Before any clock, the child makes its private writable
-// mappings its own (MADV_POPULATE_WRITE, Linux 5.14; on an older kernel nothing is done).
-// docs/masks.md, "Cold start", has the measurement.
+// the vocabulary itself would not pay. Before any clock, the child makes its own the private
+// writable mappings the worker wrote to ("Anonymous" above 0 in smaps), up to
+// kMaxPopulatedMapping each: larger ones are reservations (a sanitizer's shadow memory) that
+// populating would commit whole. MADV_POPULATE_WRITE is Linux 5.14; on an older kernel
+// nothing is done. docs/masks.md, "Cold start", has the measurement.
+constexpr unsigned long kMaxPopulatedMapping = 1ul << 30;
+
 void own_private_memory() {
 #ifdef MADV_POPULATE_WRITE
-  std::ifstream maps("/proc/self/maps");
-  for (std::string line; std::getline(maps, line);) {
-    unsigned long lo = 0, hi = 0;
+  std::ifstream smaps("/proc/self/smaps");
+  unsigned long lo = 0, hi = 0;
+  bool writable = false;
+  for (std::string line; std::getline(smaps, line);) {
     char perms[5] = {};
-    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &lo, &hi, perms) != 3) continue;
-    if (perms[0] != 'r' || perms[1] != 'w' || perms[3] != 'p') continue;
-    madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE);
+    unsigned long a = 0, b = 0, kb = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx %4s", &a, &b, perms) == 3) {
+      lo = a, hi = b;
+      writable = perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p';
+    } else if (writable && std::sscanf(line.c_str(), "Anonymous: %lu kB", &kb) == 1 && kb > 0 &&
+               hi - lo <= kMaxPopulatedMapping) {
+      madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE);
+    }
   }
 #endif
 }
