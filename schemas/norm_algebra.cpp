@@ -1,5 +1,6 @@
 // schemas/norm_algebra.cpp — terms and the Boolean algebra of normal forms.
 #include <algorithm>
+#include <optional>
 #include <string_view>
 #include <unordered_set>
 
@@ -363,19 +364,17 @@ Norm unite_range(const std::vector<const Norm*>& parts, size_t lo, size_t hi, bo
 
 // When every part's strings are a word list (const, enum) or none: all lists merged and
 // sorted once, one trie. Balanced pairwise unions would rebuild a trie of the words so far
-// at each of log2(parts) levels. Null when a part has other strings or the trie is over
+// at each of log2(parts) levels. Nothing when a part has other strings or the trie is over
 // the limit (the pairwise unions may still find a smaller automaton).
-DfaPtr united_word_lists(const std::vector<const Norm*>& parts, bool& all_lists) {
-  all_lists = false;
+std::optional<DfaPtr> united_word_lists(const std::vector<const Norm*>& parts) {
   std::vector<const DfaPtr*> lists;
   size_t total = 0;
   for (const Norm* p : parts) {
     if (!p->string || p->string == no_strings()) continue;
-    if (!p->string->words()) return nullptr;
+    if (!p->string->words()) return std::nullopt;
     lists.push_back(&p->string);
     total += p->string->words()->size();
   }
-  all_lists = true;
   if (lists.empty()) return no_strings();
   if (lists.size() == 1) return *lists[0];
   std::vector<std::string> words;
@@ -389,8 +388,7 @@ DfaPtr united_word_lists(const std::vector<const Norm*>& parts, bool& all_lists)
   try {
     return std::make_shared<CharDfa>(CharDfa::sorted_literals(std::move(words)));
   } catch (const AutomatonLimitError&) {
-    all_lists = false;
-    return nullptr;
+    return std::nullopt;
   }
 }
 }  // namespace
@@ -408,11 +406,10 @@ Norm unite_all(const std::vector<const Norm*>& parts) {
   }
   // Balanced: each level's unions cost about the size of the whole, where a left fold
   // redoes the union so far once per part (quadratic for anyOf of many consts).
-  bool lists = false;
-  DfaPtr words = united_word_lists(parts, lists);
-  if (!lists) return unite_range(parts, 0, parts.size(), true);
+  std::optional<DfaPtr> words = united_word_lists(parts);
+  if (!words) return unite_range(parts, 0, parts.size(), true);
   Norm n = unite_range(parts, 0, parts.size(), false);
-  n.string = words;
+  n.string = std::move(*words);
   return n;
 }
 

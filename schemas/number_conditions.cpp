@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "grammar/hash.h"
+
 namespace lockstep::number_conditions {
 
 using number_automaton::kMinusInfinity;
@@ -437,10 +439,10 @@ void EqualSet::share_subtries() {
   };
   struct ShapeHash {
     size_t operator()(const Shape& k) const {
-      uint64_t h = 0x9E3779B97F4A7C15ull;
-      for (int64_t v : {k.own_lo, k.own_hi, k.stripped_lo, k.stripped_hi}) h = (h ^ static_cast<uint64_t>(v)) * 0x100000001B3ull;
-      for (int c : k.child) h = (h ^ static_cast<uint64_t>(static_cast<int64_t>(c))) * 0x100000001B3ull;
-      return static_cast<size_t>(h ^ h >> 29);
+      uint64_t h = kFnvOffsetBasis;
+      for (int64_t v : {k.own_lo, k.own_hi, k.stripped_lo, k.stripped_hi}) h = fnv1a_step(h, static_cast<uint64_t>(v));
+      for (int c : k.child) h = fnv1a_step(h, static_cast<uint64_t>(static_cast<int64_t>(c)));
+      return static_cast<size_t>(fold29(h));
     }
   };
   auto scales = [](const Node& n) { return n.q_lo <= n.q_hi ? std::pair{n.q_lo, n.q_hi} : std::pair<int64_t, int64_t>{1, 0}; };
