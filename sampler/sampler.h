@@ -6,17 +6,21 @@
 // in order; its last member is a selector (greedy or a seeded random draw) that sets
 // Candidates::selected.
 //
-// The standard chain (make_sampler_chain), on logits: float[vocab_size] of the last position:
-//   logit bias → repetition penalty → frequency/presence penalties → grammar mask
-//   → temperature → top-k → top-p → min-p → softmax → draw.
+// The standard chain (make_sampler_chain), on logits: float[vocab_size] of the last position
+// (docs/decoding.md describes each processor, its source and its cost):
+//   shaping:   logit bias → repetition penalty → frequency/presence penalties → grammar mask
+//   sampling:  temperature → top-k → typical → top-p → min-p → ε-cutoff → η-cutoff → draw
+//              (or temperature → mirostat v1/v2, which truncates and draws; or greedy).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lockstep {
@@ -82,6 +86,10 @@ std::unique_ptr<LogitsProcessor> make_penalties(int32_t last_n, float repeat, fl
 std::unique_ptr<LogitsProcessor> make_grammar_mask(EarleyMatcher* matcher, const Vocabulary* vocab = nullptr,
                                                    std::string healed_prefix = {});
 
+/// The ids of every token whose bytes are exactly `text` (logit bias by text: ` Paris`
+/// names every token spelled " Paris"). Empty when none is.
+std::vector<int32_t> tokens_spelled(const Vocabulary& vocab, std::string_view text);
+
 /// Divides logits by t (t > 0).
 std::unique_ptr<LogitsProcessor> make_temperature(float t);
 /// Keeps the k largest logits (k <= 0: no-op). Fan et al. 2018.
@@ -91,6 +99,27 @@ std::unique_ptr<LogitsProcessor> make_top_k(int32_t k);
 std::unique_ptr<LogitsProcessor> make_top_p(float p);
 /// Keeps tokens with probability >= p · (largest probability) (p <= 0: no-op).
 std::unique_ptr<LogitsProcessor> make_min_p(float p);
+/// Locally typical sampling (Meister et al. 2023, "Locally Typical Sampling", TACL): with H the
+/// entropy of the distribution, keeps the tokens whose information content −log p is closest
+/// to H, in that order, until their mass reaches p (the one that crosses stays; p >= 1: no-op).
+std::unique_ptr<LogitsProcessor> make_typical(float p);
+/// ε-sampling (Hewitt et al. 2022, "Truncation Sampling as Language Model Desmoothing"): drops
+/// tokens with probability < ε; the most probable one always stays (ε <= 0: no-op).
+std::unique_ptr<LogitsProcessor> make_epsilon_cutoff(float epsilon);
+/// η-sampling (Hewitt et al. 2022): drops tokens with probability < η = min(ε, √ε·exp(−H)),
+/// H the entropy in nats; the most probable one always stays (ε <= 0: no-op).
+std::unique_ptr<LogitsProcessor> make_eta_cutoff(float epsilon);
+/// Mirostat (Basu et al. 2021, "Mirostat: a neural text decoding algorithm that directly
+/// controls perplexity", ICLR), a selector: keeps the surprise −log₂ p of the drawn tokens
+/// near `tau` (bits) with a feedback value μ (starts at 2τ; after each drawn token
+/// μ ← μ − eta·(surprise − τ)). Version 1 estimates the Zipf exponent ŝ from the 100 most
+/// probable tokens and keeps the top k = ((ε̂·2^μ)/(1 − N^−ε̂))^(1/ŝ), ε̂ = ŝ − 1, N =
+/// `n_vocab`; version 2 drops tokens with surprise > μ. Then draws like make_draw(seed).
+/// rollback() restores μ; a token accepted without being drawn (forced) leaves μ unchanged.
+/// Throws std::invalid_argument for a version other than 1 or 2, or tau / eta <= 0.
+std::unique_ptr<LogitsProcessor> make_mirostat(int version, float tau, float eta, size_t n_vocab, uint64_t seed);
+/// μ of a make_mirostat() processor (tests, --stats). Throws std::invalid_argument otherwise.
+double mirostat_mu(const LogitsProcessor& p);
 /// Selects the largest logit (ties: lowest id); none when every logit is -inf.
 std::unique_ptr<LogitsProcessor> make_greedy();
 /// Softmax, then draws from the distribution with a 64-bit Mersenne Twister seeded once
@@ -107,6 +136,14 @@ class SamplerChain {
   SamplerChain& operator=(SamplerChain&&) = default;
 
   void add(std::unique_ptr<LogitsProcessor> p) { processors_.push_back(std::move(p)); }
+  /// Marks where the sampling stage starts: the processors added from now on reshape the
+  /// distribution to draw from (temperature, truncation, the selector); those before shape
+  /// the logits themselves (bias, penalties, grammar mask).
+  void begin_sampling_stage() { sampling_stage_ = processors_.size(); }
+  /// Called in sample() with the candidates as the sampling stage receives them: the
+  /// logits after bias, penalties and grammar mask (log-probabilities after the mask,
+  /// --logprobs). Not copied with the chain.
+  void set_observer(std::function<void(const Candidates&)> observer) { observer_ = std::move(observer); }
   /// Runs every processor on `c`. Returns the selected id, or -1 when nothing is left
   /// (e.g. the grammar allows no token) or every token left has a logit of -inf.
   int32_t sample(Candidates& c);
@@ -122,6 +159,8 @@ class SamplerChain {
 
  private:
   std::vector<std::unique_ptr<LogitsProcessor>> processors_;
+  size_t sampling_stage_ = SIZE_MAX;
+  std::function<void(const Candidates&)> observer_;
   Candidates scratch_;
 };
 
@@ -135,6 +174,12 @@ struct SamplerParams {
   int32_t top_k = 40;              ///< <= 0: off
   float top_p = 0.95f;             ///< >= 1: off
   float min_p = 0.05f;             ///< <= 0: off
+  float typical_p = 1.0f;          ///< >= 1: off
+  float epsilon_cutoff = 0.0f;     ///< <= 0: off
+  float eta_cutoff = 0.0f;         ///< <= 0: off
+  int32_t mirostat = 0;            ///< 0: off; 1 or 2: mirostat in place of top-k … η and the draw
+  float mirostat_tau = 5.0f;       ///< target surprise, bits
+  float mirostat_eta = 0.1f;       ///< learning rate of μ
   uint64_t seed = 0;
 };
 
@@ -142,7 +187,8 @@ struct SamplerParams {
 /// With a `healed_prefix` (and `vocab`), the grammar-mask position heals it (see
 /// make_grammar_mask). Processors that are off are left out. Throws std::invalid_argument
 /// for out-of-range parameters (negative penalties, top_p outside (0, 1], min_p outside
-/// [0, 1]).
+/// [0, 1], typical-p outside (0, 1], ε or η cut-offs outside [0, 1), mirostat not 0, 1 or 2,
+/// its τ or η <= 0). `vocab` gives mirostat v1 its vocabulary size (else the candidates').
 SamplerChain make_sampler_chain(const SamplerParams& params, EarleyMatcher* matcher,
                                 const Vocabulary* vocab = nullptr, std::string healed_prefix = {});
 

@@ -13,6 +13,7 @@
 #include "automata/grammar_automaton.h"
 #include "runtime/cli/commands.h"
 #include "runtime/cli/grammar_source.h"
+#include "runtime/cli/sampling_options.h"
 #include "runtime/generator.h"
 #include "runtime/mapped_file.h"
 
@@ -26,8 +27,7 @@ struct GenerateArgs {
   int32_t max_tokens = 256;
   int32_t ctx_size = 0;
   int32_t threads = 0;
-  SamplerParams sampling;
-  std::vector<std::string> logit_bias;
+  SamplingArgs sampling;
   int64_t seed = -1;
   bool json = false;
   bool no_jump_forward = false;
@@ -75,35 +75,15 @@ void run_generate(const GenerateArgs& a) {
   opt.max_tokens = a.max_tokens;
   opt.context_length = a.ctx_size;
   opt.threads = a.threads;
-  opt.sampling = a.sampling;
   opt.sampling.seed = a.seed >= 0 ? static_cast<uint64_t>(a.seed) : std::random_device{}();
   opt.jump_forward = !a.no_jump_forward;
   opt.token_healing = a.token_healing;
   opt.length_aware_closing = !a.no_closing;
-  for (const auto& b : a.logit_bias) {
-    const auto eq = b.find('=');
-    if (eq == std::string::npos) {
-      throw std::runtime_error(fmt::format("--logit-bias '{}': expected TOKEN_ID=BIAS", b));
-    }
-    float bias;
-    try {
-      opt.sampling.logit_bias[std::stoi(b.substr(0, eq))] = bias = std::stof(b.substr(eq + 1));
-    } catch (const std::logic_error&) {
-      throw std::runtime_error(fmt::format("--logit-bias '{}': expected TOKEN_ID=BIAS", b));
-    }
-    // NaN or +inf would make every probability NaN; -inf bans the token.
-    if (std::isnan(bias) || bias == HUGE_VALF) {
-      throw std::runtime_error(fmt::format("--logit-bias '{}': a bias is a finite number or -inf", b));
-    }
-  }
   opt.grammar = compile_grammar_source(a.grammar);
   const LoadedModel model = load_model(a.model, a.tokenizer);
-  for (const auto& [id, bias] : opt.sampling.logit_bias) {
-    if (id < 0 || static_cast<size_t>(id) >= model.tokenizer->size()) {
-      throw std::runtime_error(fmt::format("--logit-bias: token id {} is outside the vocabulary "
-                                           "(0..{})", id, model.tokenizer->size() - 1));
-    }
-  }
+  const uint64_t seed = opt.sampling.seed;
+  opt.sampling = resolve_sampling(a.sampling, model.tokenizer->vocabulary());
+  opt.sampling.seed = seed;
 
   GenerateResult r;
   try {
@@ -165,27 +145,7 @@ void add_generate(CLI::App& app) {
                   "to gain, such as the bundled one); the output does not depend on it")
       ->check(in_range(0, 1024, "0: automatic"))
       ->capture_default_str();
-  auto& s = args->sampling;
-  const double inf = HUGE_VAL;
-  cmd->add_option("--temperature", s.temperature, "Temperature (0: greedy)")
-      ->check(in_range(0, inf, "0: greedy"))
-      ->capture_default_str();
-  cmd->add_option("--top-k", s.top_k, "Top-k (0: off)")->check(in_range(0, 1 << 30, "0: off"))->capture_default_str();
-  cmd->add_option("--top-p", s.top_p, "Top-p / nucleus (1: off)")->check(in_range(0, 1, "1: off", true))->capture_default_str();
-  cmd->add_option("--min-p", s.min_p, "Min-p (0: off)")->check(in_range(0, 1, "0: off"))->capture_default_str();
-  cmd->add_option("--repeat-penalty", s.repeat_penalty, "Repetition penalty (1: off)")
-      ->check(in_range(0, inf, "1: off", true))
-      ->capture_default_str();
-  cmd->add_option("--repeat-last-n", s.penalty_last_n, "Tokens the penalties look back (-1: all)")
-      ->check(in_range(-1, 1 << 30, "-1: all"))
-      ->capture_default_str();
-  cmd->add_option("--frequency-penalty", s.frequency_penalty, "Frequency penalty (0: off)")
-      ->check(in_range(-inf, inf, ""))
-      ->capture_default_str();
-  cmd->add_option("--presence-penalty", s.presence_penalty, "Presence penalty (0: off)")
-      ->check(in_range(-inf, inf, ""))
-      ->capture_default_str();
-  cmd->add_option("--logit-bias", args->logit_bias, "TOKEN_ID=BIAS added to a logit (repeatable)");
+  add_sampling_options(*cmd, args->sampling);
   cmd->add_option("--seed,-s", args->seed, "Random seed (default: random)")->check(in_range(0, 9.2e18, ""));
   cmd->add_flag("--no-jump-forward", args->no_jump_forward,
                 "Let the model write text the grammar forces (default: appended without a model choice, "

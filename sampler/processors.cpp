@@ -1,4 +1,6 @@
-// sampler/sampler.cpp — the standard logits processors and the chain (see sampler.h).
+// sampler/processors.cpp — the logits processors that reshape logits: bias, penalties,
+// temperature, top-k, top-p, min-p (see sampler.h).
+#include "automata/vocabulary.h"
 #include "sampler/sampler.h"
 
 #include <algorithm>
@@ -195,52 +197,6 @@ class MinP : public LogitsProcessor {
   float p_;
 };
 
-class Greedy : public LogitsProcessor {
- public:
-  const char* name() const override { return "greedy"; }
-  void apply(Candidates& c) override {
-    c.selected = -1;
-    float best = -std::numeric_limits<float>::infinity();
-    for (const auto& t : c.data) {
-      if (c.selected < 0 || t.logit > best || (t.logit == best && t.id < c.selected)) {
-        best = t.logit;
-        c.selected = t.id;
-      }
-    }
-    if (best == -std::numeric_limits<float>::infinity()) c.selected = -1;  // every logit -inf: none allowed
-  }
-  std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<Greedy>(*this); }
-};
-
-class Draw : public LogitsProcessor {
- public:
-  explicit Draw(uint64_t seed) : seed_(seed), rng_(seed) {}
-  const char* name() const override { return "draw"; }
-  void apply(Candidates& c) override {
-    c.selected = -1;
-    if (c.data.empty()) return;
-    c.softmax();
-    // Every logit -inf (e.g. biased away): no token has a probability, none is drawn.
-    if (c.data[0].logit == -std::numeric_limits<float>::infinity()) return;
-    const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;  // [0, 1)
-    double cum = 0;
-    for (const auto& t : c.data) {
-      cum += t.p;
-      if (u < cum) {
-        c.selected = t.id;
-        return;
-      }
-    }
-    c.selected = c.data.back().id;  // rounding: u beyond the accumulated mass
-  }
-  void reset() override { rng_.seed(seed_); }
-  std::unique_ptr<LogitsProcessor> clone() const override { return std::make_unique<Draw>(*this); }
-
- private:
-  uint64_t seed_;
-  std::mt19937_64 rng_;
-};
-
 }  // namespace
 
 std::unique_ptr<LogitsProcessor> make_logit_bias(std::map<int32_t, float> bias) {
@@ -250,77 +206,18 @@ std::unique_ptr<LogitsProcessor> make_penalties(int32_t last_n, float repeat, fl
                                                 float presence) {
   return std::make_unique<Penalties>(last_n, repeat, frequency, presence);
 }
+std::vector<int32_t> tokens_spelled(const Vocabulary& vocab, std::string_view text) {
+  std::vector<int32_t> ids;
+  if (text.empty()) return ids;
+  for (size_t i = 0; i < vocab.size(); ++i) {
+    const auto id = static_cast<int32_t>(i);
+    if (!vocab.is_control(id) && vocab.token_bytes(id) == text) ids.push_back(id);
+  }
+  return ids;
+}
 std::unique_ptr<LogitsProcessor> make_temperature(float t) { return std::make_unique<Temperature>(t); }
 std::unique_ptr<LogitsProcessor> make_top_k(int32_t k) { return std::make_unique<TopK>(k); }
 std::unique_ptr<LogitsProcessor> make_top_p(float p) { return std::make_unique<TopP>(p); }
 std::unique_ptr<LogitsProcessor> make_min_p(float p) { return std::make_unique<MinP>(p); }
-std::unique_ptr<LogitsProcessor> make_greedy() { return std::make_unique<Greedy>(); }
-std::unique_ptr<LogitsProcessor> make_draw(uint64_t seed) { return std::make_unique<Draw>(seed); }
-
-SamplerChain::SamplerChain(const SamplerChain& other) { *this = other; }
-
-SamplerChain& SamplerChain::operator=(const SamplerChain& other) {
-  if (this == &other) return *this;
-  processors_.clear();
-  for (const auto& p : other.processors_) processors_.push_back(p->clone());
-  return *this;
-}
-
-int32_t SamplerChain::sample(Candidates& c) {
-  c.selected = -1;
-  for (auto& p : processors_) p->apply(c);
-  return c.selected;
-}
-
-int32_t SamplerChain::sample(std::span<const float> logits) {
-  scratch_.assign(logits);
-  return sample(scratch_);
-}
-
-void SamplerChain::accept(int32_t token) {
-  for (auto& p : processors_) p->accept(token);
-}
-
-void SamplerChain::accept_context(int32_t token) {
-  for (auto& p : processors_) p->accept_context(token);
-}
-
-void SamplerChain::rollback(size_t n) {
-  for (auto& p : processors_) p->rollback(n);
-}
-
-void SamplerChain::reset() {
-  for (auto& p : processors_) p->reset();
-}
-
-SamplerChain make_sampler_chain(const SamplerParams& s, EarleyMatcher* matcher, const Vocabulary* vocab,
-                                std::string healed_prefix) {
-  auto check = [](bool ok, const char* what) {
-    if (!ok) throw std::invalid_argument(what);
-  };
-  check(std::isfinite(s.temperature), "temperature must be a finite number");
-  check(s.repeat_penalty > 0 && std::isfinite(s.repeat_penalty), "repeat penalty must be > 0");
-  check(std::isfinite(s.frequency_penalty), "frequency penalty must be finite");
-  check(std::isfinite(s.presence_penalty), "presence penalty must be finite");
-  check(s.top_p > 0 && s.top_p <= 1, "top-p must be in (0, 1]");
-  check(s.min_p >= 0 && s.min_p <= 1, "min-p must be in [0, 1]");
-  SamplerChain chain;
-  if (!s.logit_bias.empty()) chain.add(make_logit_bias(s.logit_bias));
-  if (s.repeat_penalty != 1.0f || s.frequency_penalty != 0.0f || s.presence_penalty != 0.0f) {
-    chain.add(make_penalties(s.penalty_last_n, s.repeat_penalty, s.frequency_penalty,
-                             s.presence_penalty));
-  }
-  if (matcher || !healed_prefix.empty()) chain.add(make_grammar_mask(matcher, vocab, std::move(healed_prefix)));
-  if (s.temperature <= 0) {
-    chain.add(make_greedy());
-    return chain;
-  }
-  chain.add(make_temperature(s.temperature));
-  if (s.top_k > 0) chain.add(make_top_k(s.top_k));
-  if (s.top_p < 1.0f) chain.add(make_top_p(s.top_p));
-  if (s.min_p > 0.0f) chain.add(make_min_p(s.min_p));
-  chain.add(make_draw(s.seed));
-  return chain;
-}
 
 }  // namespace lockstep
