@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -77,6 +78,7 @@ struct DecodeState {
   int32_t budget;
   bool closing;
   const std::function<void(std::string_view)>& on_text;
+  bool logprobs;                 // record GenerateResult::logprobs
   std::vector<int32_t> pending;  // chosen or forced, not yet run through the model
   size_t healing_tokens = 0;     // the first generated tokens, which re-spelled healed prompt bytes
 
@@ -106,6 +108,15 @@ void jump_forward(DecodeState& d) {
   if (f.rollback) {
     tokens.pop_back();
     d.pending.pop_back();
+    if (!d.result.logprobs.empty()) d.result.logprobs.pop_back();
+  }
+  if (d.logprobs) {
+    for (const int32_t id : f.tokens) {
+      StepLogprobs& step = d.result.logprobs.emplace_back();
+      step.id = id;
+      step.forced = true;
+      step.logprob = step.masked_logprob = std::numeric_limits<double>::quiet_NaN();
+    }
   }
   tokens.insert(tokens.end(), f.tokens.begin(), f.tokens.end());
   d.pending.insert(d.pending.end(), f.tokens.begin(), f.tokens.end());
@@ -183,7 +194,10 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
   result.prompt_seconds = seconds_since(t0);
 
   t0 = Clock::now();
-  DecodeState d{tok, matcher.get(), chain, result, budget, options.length_aware_closing, on_text, {}, 0};
+  DecodeState d{tok,    matcher.get(), chain, result, budget, options.length_aware_closing, on_text,
+                options.logprobs >= 0, {},         0};
+  Candidates masked;  // what the sampling stage received, for the log-probabilities
+  if (d.logprobs) chain.set_observer([&masked](const Candidates& c) { masked = c; });
   int32_t pos = static_cast<int32_t>(prompt.size());  // next KV-cache position
   std::string heal_left = healed;  // healed bytes the output has not re-spelled yet
   const bool strip_first_space = !matcher && healed.empty() && tok.strips_space_after_bos();
@@ -208,6 +222,9 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
     }
     chain.accept(id);
     result.sampling_seconds += seconds_since(ts);
+    if (d.logprobs) {
+      fill_step_logprobs(result.logprobs.emplace_back(), id, logits, masked, static_cast<size_t>(options.logprobs));
+    }
     result.tokens.push_back(id);
     if (vocab.is_eog(id)) {
       result.stop = StopReason::kEndOfGeneration;

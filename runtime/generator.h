@@ -13,6 +13,7 @@
 #include "automata/grammar_automaton.h"
 #include "runtime/model.h"
 #include "runtime/tokenizer.h"
+#include "sampler/inspector.h"
 #include "sampler/sampler.h"
 
 namespace lockstep {
@@ -67,6 +68,9 @@ struct GenerateOptions {
   /// Length-aware closing (EarleyMatcher::set_max_tokens). Off, an output may end cut at
   /// the budget (GenerateResult::complete false): for comparison only.
   bool length_aware_closing = true;
+  /// Record each generated token's log-probabilities with this many alternatives
+  /// (GenerateResult::logprobs; --logprobs N); < 0: off.
+  int32_t logprobs = -1;
 };
 
 struct GenerateResult {
@@ -82,6 +86,8 @@ struct GenerateResult {
   double prompt_seconds = 0;    ///< forward pass over the prompt
   double generate_seconds = 0;  ///< everything after the prompt (forward, mask, sampling)
   double sampling_seconds = 0;  ///< sampling chain alone, grammar mask included
+  /// One per generated token when GenerateOptions::logprobs >= 0 (forced tokens marked).
+  std::vector<StepLogprobs> logprobs;
 };
 
 /// The token budget cannot hold the shortest output the grammar accepts (checked before

@@ -33,6 +33,8 @@ struct GenerateArgs {
   bool no_jump_forward = false;
   bool token_healing = false;
   bool no_closing = false;
+  int32_t logprobs = -1;
+  bool stats = false;
 };
 
 
@@ -48,6 +50,83 @@ void print_statistics(const GenerateResult& r, uint64_t seed) {
                n, r.generate_seconds, r.generate_seconds > 0 ? n / r.generate_seconds : 0.0, r.prompt_tokens,
                r.prompt_seconds, n ? 1e6 * r.sampling_seconds / n : 0.0, forced.c_str(), to_string(r.stop),
                static_cast<unsigned long long>(seed));
+}
+
+// A token as the OpenAI `logprobs` shape writes it: its text and its bytes.
+nlohmann::json token_json(const Tokenizer& tok, int32_t id) {
+  const std::string_view bytes = tok.token_bytes(id);
+  return {{"id", id},
+          {"token", std::string(bytes)},
+          {"bytes", std::vector<unsigned char>(bytes.begin(), bytes.end())}};
+}
+
+nlohmann::json alternatives_json(const Tokenizer& tok, const std::vector<TokenLogprob>& top) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& t : top) {
+    nlohmann::json j = token_json(tok, t.id);
+    j["logprob"] = t.logprob;
+    a.push_back(std::move(j));
+  }
+  return a;
+}
+
+nlohmann::json logprobs_json(const Tokenizer& tok, const GenerateResult& r) {
+  nlohmann::json content = nlohmann::json::array();
+  for (const StepLogprobs& s : r.logprobs) {
+    nlohmann::json j = token_json(tok, s.id);
+    j["forced"] = s.forced;
+    if (s.forced) {
+      j["logprob"] = nullptr;
+      j["masked_logprob"] = nullptr;
+    } else {
+      j["logprob"] = s.logprob;
+      j["top_logprobs"] = alternatives_json(tok, s.top);
+      j["masked_logprob"] = s.masked_logprob;
+      j["masked_top_logprobs"] = alternatives_json(tok, s.masked_top);
+      j["argmax_removed"] = s.argmax_removed;
+    }
+    content.push_back(std::move(j));
+  }
+  return {{"content", std::move(content)}};
+}
+
+nlohmann::json stats_json(const GenerationStats& s) {
+  return {{"tokens", s.tokens},
+          {"sampled_tokens", s.sampled},
+          {"type_token_ratio", s.type_token_ratio},
+          {"repeated_2grams", s.repeated_ngrams[0]},
+          {"repeated_3grams", s.repeated_ngrams[1]},
+          {"repeated_4grams", s.repeated_ngrams[2]},
+          {"mean_logprob", s.mean_logprob},
+          {"mean_masked_logprob", s.mean_masked_logprob},
+          {"grammar_override_share", s.argmax_removed_share}};
+}
+
+void print_logprobs(const Tokenizer& tok, const GenerateResult& r) {
+  const auto text = [&](int32_t id) {
+    return nlohmann::json(std::string(tok.token_bytes(id))).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  std::fprintf(stderr, "lockstep: log-probabilities (model / after the mask; alternatives of the model)\n");
+  for (size_t i = 0; i < r.logprobs.size(); ++i) {
+    const StepLogprobs& s = r.logprobs[i];
+    if (s.forced) {
+      std::fprintf(stderr, "  %4zu %-16s forced\n", i, text(s.id).c_str());
+      continue;
+    }
+    std::string alts;
+    for (const auto& t : s.top) alts += fmt::format(" {}={:.3f}", text(t.id), t.logprob);
+    std::fprintf(stderr, "  %4zu %-16s %8.4f %8.4f%s |%s\n", i, text(s.id).c_str(), s.logprob, s.masked_logprob,
+                 s.argmax_removed ? " (argmax removed)" : "", alts.c_str());
+  }
+}
+
+void print_stats(const GenerationStats& s) {
+  std::fprintf(stderr,
+               "lockstep: stats: %zu tokens (%zu sampled), type-token ratio %.3f, repeated 2/3/4-grams %.3f/%.3f/%.3f, "
+               "mean log-probability %.4f (after the mask %.4f), grammar overrode the model's argmax at %.1f %% of "
+               "sampled steps\n",
+               s.tokens, s.sampled, s.type_token_ratio, s.repeated_ngrams[0], s.repeated_ngrams[1],
+               s.repeated_ngrams[2], s.mean_logprob, s.mean_masked_logprob, 100 * s.argmax_removed_share);
 }
 
 nlohmann::json result_json(const GenerateResult& r, uint64_t seed) {
@@ -79,6 +158,7 @@ void run_generate(const GenerateArgs& a) {
   opt.jump_forward = !a.no_jump_forward;
   opt.token_healing = a.token_healing;
   opt.length_aware_closing = !a.no_closing;
+  opt.logprobs = a.logprobs >= 0 ? a.logprobs : a.stats ? 0 : -1;
   opt.grammar = compile_grammar_source(a.grammar);
   const LoadedModel model = load_model(a.model, a.tokenizer);
   const uint64_t seed = opt.sampling.seed;
@@ -95,12 +175,18 @@ void run_generate(const GenerateArgs& a) {
   } catch (const BudgetError& e) {
     throw CommandExit{kExitIncomplete, fmt::format("lockstep: error: {}", e.what())};
   }
+  const GenerationStats stats = generation_stats(r.tokens, r.logprobs);
   if (a.json) {
-    std::printf("%s\n", result_json(r, opt.sampling.seed).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    nlohmann::json j = result_json(r, opt.sampling.seed);
+    if (a.logprobs >= 0) j["logprobs"] = logprobs_json(*model.tokenizer, r);
+    if (a.stats) j["stats"] = stats_json(stats);
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else if (isatty(STDOUT_FILENO) && !r.text.empty() && r.text.back() != '\n') {
     std::fputc('\n', stdout);  // a terminal's prompt starts on its own line; a pipe gets the bytes only
   }
   std::fflush(stdout);
+  if (!a.json && a.logprobs >= 0) print_logprobs(*model.tokenizer, r);
+  if (!a.json && a.stats) print_stats(stats);
   print_statistics(r, opt.sampling.seed);
   if (r.stop == StopReason::kNoTokenAllowed) {
     throw CommandExit{kExitIncomplete,
@@ -155,6 +241,14 @@ void add_generate(CLI::App& app) {
                 "word continues as one token would)");
   cmd->add_flag("--no-closing", args->no_closing,
                 "Turn length-aware closing off: the output may end cut at the token limit (exit 3); for comparison");
+  cmd->add_option("--logprobs", args->logprobs,
+                  "Report each generated token's log-probability and the N most likely alternatives, under the "
+                  "model's distribution and after the grammar mask (in --json output: OpenAI's logprobs shape; "
+                  "else a table on stderr)")
+      ->check(in_range(0, 1 << 20, ""));
+  cmd->add_flag("--stats", args->stats,
+                "Report type-token ratio, repeated n-grams, mean log-probability and how often the grammar "
+                "overrode the model's most likely token");
   cmd->add_flag("--json", args->json,
                 "Print the completion and the statistics as one JSON object on stdout (instead of streaming text)");
   cmd->callback([args] { run_generate(*args); });
