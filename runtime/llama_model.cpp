@@ -84,6 +84,25 @@ void InferenceState::check(int32_t token, int32_t pos) const {
   }
 }
 
+void InferenceState::copy_cache_from(const InferenceState& other, int32_t positions) {
+  if (&other == this) return;
+  if (other.model_ != model_ || other.n_ctx_ != n_ctx_) {
+    throw std::invalid_argument("copy_cache_from: the states hold different models or context lengths");
+  }
+  if (positions < 0 || positions > n_ctx_) {
+    throw std::out_of_range(fmt::format("copy_cache_from: {} positions; the context holds {}", positions, n_ctx_));
+  }
+  const LlamaConfig& c = model_->config();
+  const size_t layer = static_cast<size_t>(n_ctx_) * c.kv_dim();
+  const size_t used = static_cast<size_t>(positions) * c.kv_dim();
+  for (size_t l = 0; l < static_cast<size_t>(c.n_layers); ++l) {
+    std::copy_n(other.key_cache_.begin() + static_cast<std::ptrdiff_t>(l * layer), used,
+                key_cache_.begin() + static_cast<std::ptrdiff_t>(l * layer));
+    std::copy_n(other.value_cache_.begin() + static_cast<std::ptrdiff_t>(l * layer), used,
+                value_cache_.begin() + static_cast<std::ptrdiff_t>(l * layer));
+  }
+}
+
 std::span<const float> InferenceState::forward(int32_t token, int32_t pos) {
   return forward(std::span<const int32_t>(&token, 1), pos);
 }

@@ -134,6 +134,13 @@ class InferenceState {
   /// context, std::invalid_argument for an empty list.
   std::span<const float> forward(std::span<const int32_t> tokens, int32_t pos);
   const LlamaModel& model() const { return *model_; }
+  /// Copies the KV cache of positions [0, positions) from `other` (a state of the same model
+  /// and context length): the state then continues the other's sequence (beam search forks a
+  /// hypothesis this way). O(n_layers · positions · kv_dim). Throws std::invalid_argument for
+  /// another model or context, std::out_of_range for positions outside [0, context_length()].
+  void copy_cache_from(const InferenceState& other, int32_t positions);
+  /// Bytes the KV cache holds: 2 · n_layers · context_length() · kv_dim · 4.
+  size_t kv_cache_bytes() const { return (key_cache_.size() + value_cache_.size()) * sizeof(float); }
 
  private:
   void check(int32_t token, int32_t pos) const;

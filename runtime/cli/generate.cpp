@@ -13,6 +13,7 @@
 #include "automata/grammar_automaton.h"
 #include "runtime/cli/commands.h"
 #include "runtime/cli/grammar_source.h"
+#include "runtime/cli/generate_args.h"
 #include "runtime/cli/sampling_options.h"
 #include "runtime/generator.h"
 #include "runtime/mapped_file.h"
@@ -21,21 +22,6 @@ namespace lockstep::cli {
 
 namespace {
 
-struct GenerateArgs {
-  std::string model, tokenizer, prompt;
-  GrammarSourceArgs grammar;
-  int32_t max_tokens = 256;
-  int32_t ctx_size = 0;
-  int32_t threads = 0;
-  SamplingArgs sampling;
-  int64_t seed = -1;
-  bool json = false;
-  bool no_jump_forward = false;
-  bool token_healing = false;
-  bool no_closing = false;
-  int32_t logprobs = -1;
-  bool stats = false;
-};
 
 
 void print_statistics(const GenerateResult& r, uint64_t seed) {
@@ -149,6 +135,10 @@ nlohmann::json result_json(const GenerateResult& r, uint64_t seed) {
 }
 
 void run_generate(const GenerateArgs& a) {
+  if (a.beam.beams > 0) {
+    run_beam_generate(a);
+    return;
+  }
   GenerateOptions opt;
   opt.prompt = a.prompt;
   opt.max_tokens = a.max_tokens;
@@ -249,6 +239,7 @@ void add_generate(CLI::App& app) {
   cmd->add_flag("--stats", args->stats,
                 "Report type-token ratio, repeated n-grams, mean log-probability and how often the grammar "
                 "overrode the model's most likely token");
+  add_beam_options(*cmd, *args);
   cmd->add_flag("--json", args->json,
                 "Print the completion and the statistics as one JSON object on stdout (instead of streaming text)");
   cmd->callback([args] { run_generate(*args); });

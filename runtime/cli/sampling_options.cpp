@@ -12,6 +12,7 @@
 namespace lockstep::cli {
 
 void add_sampling_options(CLI::App& cmd, SamplingArgs& args) {
+  const size_t before = cmd.get_options().size();
   auto& s = args.params;
   const double inf = HUGE_VAL;
   cmd.add_option("--temperature", s.temperature, "Temperature (0: greedy)")
@@ -60,6 +61,8 @@ void add_sampling_options(CLI::App& cmd, SamplingArgs& args) {
   cmd.add_option("--presence-penalty", s.presence_penalty, "Presence penalty (0: off)")
       ->check(in_range(-inf, inf, ""))
       ->capture_default_str();
+  const std::vector<CLI::Option*> options = cmd.get_options();
+  args.sampling.assign(options.begin() + static_cast<std::ptrdiff_t>(before), options.end());
   cmd.add_option("--logit-bias", args.logit_bias,
                  "TOKEN_ID=BIAS or TEXT=BIAS added to logits (repeatable; -inf bans). A TEXT names every token "
                  "spelled exactly so (' Paris=-inf'); quote it as a JSON string for digits or '=' "

@@ -16,6 +16,7 @@ struct SamplingArgs {
   std::vector<std::string> logit_bias;  ///< TOKEN_ID=BIAS or TEXT=BIAS, as given
   CLI::Option* mirostat = nullptr;
   std::vector<CLI::Option*> truncation;  ///< options mirostat replaces
+  std::vector<CLI::Option*> sampling;    ///< every option of the chain but the logit bias
 };
 
 /// Registers --temperature … --logit-bias, --typical-p, --epsilon-cutoff, --eta-cutoff and
