@@ -39,6 +39,7 @@ constexpr int32_t kMaxHealedTokens = 4;
 // Tokens the run may take: max_tokens and the context (the last token chosen is never
 // run through the model, so a context of n holds n - prompt + 1 generated tokens).
 int32_t token_budget(const GenerateOptions& o, size_t prompt, int32_t n_ctx) {
+  if (o.context_shift) return o.max_tokens >= 0 ? o.max_tokens : INT32_MAX;
   const int32_t context = n_ctx - static_cast<int32_t>(prompt) + 1;
   return o.max_tokens >= 0 ? std::min(o.max_tokens, context) : context;
 }
@@ -126,6 +127,16 @@ void jump_forward(DecodeState& d) {
   d.emit(std::string_view(text).substr(text.size() - f.forced_bytes));
 }
 
+// Context shift (llama.cpp's): `seq` — the KV cache's tokens and those about to join it —
+// keeps its first `keep` tokens and loses the oldest half of the rest, until it fits `n_ctx`.
+void shift_context(std::vector<int32_t>& seq, size_t keep, int32_t n_ctx) {
+  while (seq.size() > static_cast<size_t>(n_ctx)) {
+    const size_t discard = (seq.size() - keep) / 2;
+    seq.erase(seq.begin() + static_cast<std::ptrdiff_t>(keep),
+              seq.begin() + static_cast<std::ptrdiff_t>(keep + std::max<size_t>(discard, 1)));
+  }
+}
+
 }  // namespace
 
 GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& options,
@@ -162,6 +173,14 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
                                             prompt.size(), n_ctx));
   }
   result.prompt_tokens = static_cast<int32_t>(prompt.size());
+  const bool has_bos = tok.adds_bos() && prompt.front() == tok.bos_id();
+  const size_t keep = options.keep < 0 ? prompt.size()
+                                       : std::min(prompt.size(), static_cast<size_t>(options.keep) + (has_bos ? 1 : 0));
+  if (options.context_shift && keep >= static_cast<size_t>(n_ctx) / 2) {
+    throw std::invalid_argument(fmt::format("context shift would keep {} tokens of a {}-token context: it keeps fewer "
+                                            "than half (--keep at most {}) so that a shift frees room",
+                                            keep, n_ctx, n_ctx / 2 - 1 - (has_bos ? 1 : 0)));
+  }
   const int32_t budget = token_budget(options, prompt.size(), n_ctx);
   result.budget = budget;
 
@@ -199,6 +218,7 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
   Candidates masked;  // what the sampling stage received, for the log-probabilities
   if (d.logprobs) chain.set_observer([&masked](const Candidates& c) { masked = c; });
   int32_t pos = static_cast<int32_t>(prompt.size());  // next KV-cache position
+  std::vector<int32_t> in_cache = prompt;  // the KV cache's tokens, kept for a context shift
   std::string heal_left = healed;  // healed bytes the output has not re-spelled yet
   const bool strip_first_space = !matcher && healed.empty() && tok.strips_space_after_bos();
   for (;;) {
@@ -209,8 +229,17 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
       break;
     }
     if (!d.pending.empty()) {
-      logits = checked(state.forward(d.pending, pos), loaded, result.tokens.size());
-      pos += static_cast<int32_t>(d.pending.size());
+      if (options.context_shift && pos + d.pending.size() > static_cast<size_t>(n_ctx)) {
+        in_cache.insert(in_cache.end(), d.pending.begin(), d.pending.end());
+        shift_context(in_cache, keep, n_ctx);
+        logits = checked(state.forward(in_cache, 0), loaded, result.tokens.size());
+        pos = static_cast<int32_t>(in_cache.size());
+        ++result.context_shifts;
+      } else {
+        logits = checked(state.forward(d.pending, pos), loaded, result.tokens.size());
+        pos += static_cast<int32_t>(d.pending.size());
+        if (options.context_shift) in_cache.insert(in_cache.end(), d.pending.begin(), d.pending.end());
+      }
       d.pending.clear();
     }
     const auto ts = Clock::now();

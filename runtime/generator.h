@@ -68,6 +68,13 @@ struct GenerateOptions {
   /// Length-aware closing (EarleyMatcher::set_max_tokens). Off, an output may end cut at
   /// the budget (GenerateResult::complete false): for comparison only.
   bool length_aware_closing = true;
+  /// When the KV cache is full: false (default) stops (StopReason::kContextFull, and the
+  /// context bounds the budget); true applies llama.cpp's context shift — keep the first
+  /// `keep` prompt tokens (after the BOS token, which always stays; < 0: the whole prompt),
+  /// drop the oldest half of the rest, and recompute the KV cache over what is left. The
+  /// model then no longer sees the dropped text; the output (and the grammar) still does.
+  bool context_shift = false;
+  int32_t keep = 0;
   /// Record each generated token's log-probabilities with this many alternatives
   /// (GenerateResult::logprobs; --logprobs N); < 0: off.
   int32_t logprobs = -1;
@@ -82,6 +89,7 @@ struct GenerateResult {
   int32_t budget = 0;           ///< tokens the run could take (max_tokens, the context)
   int32_t forced_tokens = 0;    ///< of `tokens`, appended by jump-forward (no model choice)
   int32_t healed_tokens = 0;    ///< prompt tokens token healing removed (their bytes re-spelled)
+  int32_t context_shifts = 0;   ///< times the context was shifted (GenerateOptions::context_shift)
   int32_t prompt_tokens = 0;
   double prompt_seconds = 0;    ///< forward pass over the prompt
   double generate_seconds = 0;  ///< everything after the prompt (forward, mask, sampling)
@@ -113,7 +121,8 @@ class BudgetError : public Error {
 /// dropped). `on_text` receives each piece as soon as it is chosen or forced.
 /// When no token has a finite probability, generation stops there (StopReason::kNoTokenAllowed,
 /// `complete` false) instead of emitting one.
-/// Throws std::invalid_argument when the prompt does not fit in the context, BudgetError
+/// Throws std::invalid_argument when the prompt does not fit in the context (or `keep` leaves
+/// no room to shift it), BudgetError
 /// when the budget is below what the grammar needs, std::runtime_error when the model computes
 /// a NaN or infinite logit (weights holding NaN / Inf), naming the step.
 GenerateResult generate(const LoadedModel& model, const GenerateOptions& options,

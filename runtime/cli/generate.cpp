@@ -126,6 +126,7 @@ nlohmann::json result_json(const GenerateResult& r, uint64_t seed) {
           {"forced_tokens", r.forced_tokens},
           {"forced_share", n ? static_cast<double>(r.forced_tokens) / static_cast<double>(n) : 0.0},
           {"healed_tokens", r.healed_tokens},
+          {"context_shifts", r.context_shifts},
           {"prompt_tokens", r.prompt_tokens},
           {"prompt_seconds", r.prompt_seconds},
           {"generate_seconds", r.generate_seconds},
@@ -148,6 +149,8 @@ void run_generate(const GenerateArgs& a) {
   opt.jump_forward = !a.no_jump_forward;
   opt.token_healing = a.token_healing;
   opt.length_aware_closing = !a.no_closing;
+  opt.context_shift = a.context_shift;
+  opt.keep = a.keep;
   opt.logprobs = a.logprobs >= 0 ? a.logprobs : a.stats ? 0 : -1;
   opt.grammar = compile_grammar_source(a.grammar);
   const LoadedModel model = load_model(a.model, a.tokenizer);
@@ -178,6 +181,12 @@ void run_generate(const GenerateArgs& a) {
   if (!a.json && a.logprobs >= 0) print_logprobs(*model.tokenizer, r);
   if (!a.json && a.stats) print_stats(stats);
   print_statistics(r, opt.sampling.seed);
+  if (r.context_shifts > 0) std::fprintf(stderr, "lockstep: the context was shifted %d times\n", r.context_shifts);
+  if (r.stop == StopReason::kContextFull) {
+    std::fprintf(stderr, "lockstep: generation stopped because the context is full (%d prompt + %zu generated tokens): "
+                         "raise --ctx-size (up to the model's), or --context-shift to drop old text and go on\n",
+                 r.prompt_tokens, r.tokens.size());
+  }
   if (r.stop == StopReason::kNoTokenAllowed) {
     throw CommandExit{kExitIncomplete,
                       fmt::format("lockstep: incomplete output: no token of the vocabulary is allowed at byte offset {} of "
@@ -239,6 +248,14 @@ void add_generate(CLI::App& app) {
   cmd->add_flag("--stats", args->stats,
                 "Report type-token ratio, repeated n-grams, mean log-probability and how often the grammar "
                 "overrode the model's most likely token");
+  cmd->add_flag("--context-shift", args->context_shift,
+                "When the context is full, drop the oldest half of the text after the first --keep prompt tokens and "
+                "go on (llama.cpp's context shift; the KV cache is recomputed). Default: stop, stop reason 'context "
+                "full'");
+  cmd->add_option("--keep", args->keep,
+                  "Context shift: prompt tokens always kept, after the BOS token (-1: the whole prompt)")
+      ->check(in_range(-1, 1 << 30, "-1: the whole prompt"))
+      ->capture_default_str();
   add_beam_options(*cmd, *args);
   cmd->add_flag("--json", args->json,
                 "Print the completion and the statistics as one JSON object on stdout (instead of streaming text)");

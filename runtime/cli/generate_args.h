@@ -26,6 +26,8 @@ struct GenerateArgs {
   bool no_closing = false;
   int32_t logprobs = -1;
   bool stats = false;
+  bool context_shift = false;
+  int32_t keep = 0;
   BeamParams beam{.beams = 0};  ///< beams 0: sampling, no beam search
   int32_t num_return_sequences = 1;
   std::vector<CLI::Option*> sampling_only;  ///< flags beam search has no use for
