@@ -139,6 +139,38 @@ void shift_context(std::vector<int32_t>& seq, size_t keep, int32_t n_ctx) {
 
 }  // namespace
 
+int32_t generation_budget(const GenerateOptions& o, size_t prompt_tokens, int32_t n_ctx) {
+  return token_budget(o, prompt_tokens, n_ctx);
+}
+
+std::unique_ptr<EarleyMatcher> make_budgeted_matcher(const GenerateOptions& options, const Tokenizer& tok,
+                                                     int32_t budget, const std::string& healed) {
+  if (!options.grammar) return nullptr;
+  // The per-state masks fill in on a second thread while the model runs; the decode loop
+  // computes any state it reaches first.
+  auto cache = std::make_shared<TokenMaskCache>(options.grammar, tok.shared_vocabulary());
+  cache->start_background_precompute();
+  auto matcher = std::make_unique<EarleyMatcher>(cache);
+  if (options.length_aware_closing) {
+    const size_t text = matcher->min_tokens_to_accept();
+    if (text == SIZE_MAX) {
+      throw BudgetError("this vocabulary cannot spell the grammar's shortest output", SIZE_MAX);
+    }
+    // Healing may re-spell the removed bytes exactly before the grammar's first byte.
+    const size_t heal = healed.empty() ? 0 : matcher->cache().closing().speller.min_tokens(healed);
+    const size_t need = text + matcher->eog_tokens() + heal;
+    if (need > static_cast<size_t>(std::max(budget, 0))) {
+      throw BudgetError(budget_message(options, budget, need, text, heal, matcher->completion_text()), need);
+    }
+    matcher->set_max_tokens(static_cast<size_t>(budget));
+  }
+  return matcher;
+}
+
+std::span<const float> checked_logits(std::span<const float> logits, const LoadedModel& model, size_t step) {
+  return checked(logits, model, step);
+}
+
 GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& options,
                         const std::function<void(std::string_view)>& on_text) {
   const Tokenizer& tok = *loaded.tokenizer;
@@ -184,27 +216,7 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
   const int32_t budget = token_budget(options, prompt.size(), n_ctx);
   result.budget = budget;
 
-  std::unique_ptr<EarleyMatcher> matcher;
-  if (options.grammar) {
-    // The per-state masks fill in on a second thread while the model runs; the decode loop
-    // computes any state it reaches first.
-    auto cache = std::make_shared<TokenMaskCache>(options.grammar, tok.shared_vocabulary());
-    cache->start_background_precompute();
-    matcher = std::make_unique<EarleyMatcher>(cache);
-  }
-  if (matcher && options.length_aware_closing) {
-    const size_t text = matcher->min_tokens_to_accept();
-    if (text == SIZE_MAX) {
-      throw BudgetError("this vocabulary cannot spell the grammar's shortest output", SIZE_MAX);
-    }
-    // Healing may re-spell the removed bytes exactly before the grammar's first byte.
-    const size_t heal = healed.empty() ? 0 : matcher->cache().closing().speller.min_tokens(healed);
-    const size_t need = text + matcher->eog_tokens() + heal;
-    if (need > static_cast<size_t>(std::max(budget, 0))) {
-      throw BudgetError(budget_message(options, budget, need, text, heal, matcher->completion_text()), need);
-    }
-    matcher->set_max_tokens(static_cast<size_t>(budget));
-  }
+  std::unique_ptr<EarleyMatcher> matcher = make_budgeted_matcher(options, tok, budget, healed);
   SamplerChain chain = make_sampler_chain(options.sampling, matcher.get(), &vocab, healed);
 
   auto t0 = Clock::now();

@@ -94,6 +94,11 @@ struct GenerateResult {
   double prompt_seconds = 0;    ///< forward pass over the prompt
   double generate_seconds = 0;  ///< everything after the prompt (forward, mask, sampling)
   double sampling_seconds = 0;  ///< sampling chain alone, grammar mask included
+  /// Speculative decoding (runtime/speculative.h): draft tokens proposed and accepted, and
+  /// forward passes of the target after the prompt (one per round).
+  int32_t draft_tokens = 0;
+  int32_t accepted_draft_tokens = 0;
+  int32_t target_passes = 0;
   /// One per generated token when GenerateOptions::logprobs >= 0 (forced tokens marked).
   std::vector<StepLogprobs> logprobs;
 };
@@ -109,6 +114,21 @@ class BudgetError : public Error {
  private:
   size_t minimum_;
 };
+
+class EarleyMatcher;
+
+/// Tokens a run may take: max_tokens and the context, whichever ends first (the last token
+/// chosen is never run through the model, so a context of n holds n − prompt + 1 generated
+/// tokens); max_tokens alone with a context shift.
+int32_t generation_budget(const GenerateOptions& options, size_t prompt_tokens, int32_t n_ctx);
+/// The matcher of `options.grammar` (null without one) with length-aware closing's budget
+/// set (unless off). Throws BudgetError when the budget cannot hold the shortest output
+/// (with `healed` prompt bytes to re-spell first).
+std::unique_ptr<EarleyMatcher> make_budgeted_matcher(const GenerateOptions& options, const Tokenizer& tokenizer,
+                                                     int32_t budget, const std::string& healed = {});
+/// `logits` when every one is finite; else throws std::runtime_error naming the model file
+/// and the generation step.
+std::span<const float> checked_logits(std::span<const float> logits, const LoadedModel& model, size_t step);
 
 /// Generates a completion of `options.prompt`. Under a grammar the output is complete when
 /// generation ends: length-aware closing (EarleyMatcher::set_max_tokens) keeps a complete

@@ -51,6 +51,7 @@ void rmsnorm(float* o, const float* x, const float* w, int n, float eps) {
 InferenceState::InferenceState(std::shared_ptr<const LlamaModel> model, int32_t n_ctx, int32_t threads)
     : model_(std::move(model)) {
   const auto& c = model_->config();
+  layer_limit_ = c.n_layers;
   n_ctx_ = n_ctx > 0 ? std::min(n_ctx, c.seq_len) : std::min(c.seq_len, kDefaultMaxContext);
   const size_t per_layer = static_cast<size_t>(c.dim) * (2 * c.dim + 2 * c.kv_dim() + 3 * c.hidden_dim);
   pool_ = std::make_unique<ThreadPool>(forward_threads(threads, per_layer));
@@ -110,6 +111,24 @@ std::span<const float> InferenceState::forward(int32_t token, int32_t pos) {
 // Each output row of a matrix is one dot product (llama_kernels.h) computed by one thread,
 // so neither the thread count nor the batch size changes a bit of the result.
 std::span<const float> InferenceState::forward(std::span<const int32_t> tokens, int32_t pos) {
+  run(tokens, pos, false);
+  return logits_;
+}
+
+std::span<const float> InferenceState::forward_all(std::span<const int32_t> tokens, int32_t pos) {
+  run(tokens, pos, true);
+  return {all_logits_.data(), tokens.size() * static_cast<size_t>(model_->config().vocab_size)};
+}
+
+void InferenceState::set_layer_limit(int32_t layers) {
+  const int32_t n = model_->config().n_layers;
+  if (layers < 0 || layers > n) {
+    throw std::out_of_range(fmt::format("a layer limit of {} is outside [0, {}] (0: every layer)", layers, n));
+  }
+  layer_limit_ = layers == 0 ? n : layers;
+}
+
+void InferenceState::run(std::span<const int32_t> tokens, int32_t pos, bool every_position) {
   const kernels::KernelTable& K = kernels::best_kernels();
   const auto matmul_rows = K.matmul_rows;
   const LlamaModel& m = *model_;
@@ -135,7 +154,7 @@ std::span<const float> InferenceState::forward(std::span<const int32_t> tokens, 
   const float inv_sqrt_head = 1.0f / std::sqrt(static_cast<float>(head_size));
   ThreadPool& pool = *pool_;
 
-  for (int l = 0; l < c.n_layers; l++) {
+  for (int l = 0; l < layer_limit_; l++) {
     const LlamaLayerWeights& w = m.layer(l);
     for (int b = 0; b < n; b++) rmsnorm(xb_.data() + b * dim, x + b * dim, w.rms_att, dim, c.rms_eps);
 
@@ -222,12 +241,19 @@ std::span<const float> InferenceState::forward(std::span<const int32_t> tokens, 
     for (size_t i = 0; i < un * dim; i++) x[i] += xb_[i];
   }
 
-  float* last = x + static_cast<size_t>(n - 1) * dim;
-  rmsnorm(last, last, m.rms_final(), dim, c.rms_eps);
+  // The classifier over the last position, or over every one (one matrix read for all).
+  const int first = every_position ? 0 : n - 1;
+  const int rows = n - first;
+  float* out = x + static_cast<size_t>(first) * dim;
+  for (int b = 0; b < rows; b++) rmsnorm(out + b * dim, out + b * dim, m.rms_final(), dim, c.rms_eps);
+  float* dest = logits_.data();
+  if (every_position) {
+    all_logits_.resize(static_cast<size_t>(rows) * c.vocab_size);
+    dest = all_logits_.data();
+  }
   pool.parallel_for(c.vocab_size, [&](int begin, int end) {
-    matmul_rows(logits_.data(), last, m.classifier(), dim, c.vocab_size, 1, begin, end);
+    matmul_rows(dest, out, m.classifier(), dim, c.vocab_size, rows, begin, end);
   }, K.rows);
-  return logits_;
 }
 
 }  // namespace lockstep

@@ -133,6 +133,17 @@ class InferenceState {
   /// accumulation order). Throws std::out_of_range for a bad token or a position past the
   /// context, std::invalid_argument for an empty list.
   std::span<const float> forward(std::span<const int32_t> tokens, int32_t pos);
+  /// As forward(tokens, pos), but returns the logits of every position: float[tokens.size()
+  /// × vocab_size], row i for tokens[i] (speculative decoding scores a draft's K tokens and
+  /// the one after in one pass). Row i is bit-identical to forward() at that position.
+  /// Valid until the next call.
+  std::span<const float> forward_all(std::span<const int32_t> tokens, int32_t pos);
+  /// Runs only the first `layers` layers, then the final norm and the classifier (0: every
+  /// layer, the default): a self-speculative draft of the same model (Draft & Verify, Zhang
+  /// et al. 2024; LayerSkip, Elhoushi et al. 2024) on a KV cache of its own. Throws
+  /// std::out_of_range outside [0, n_layers].
+  void set_layer_limit(int32_t layers);
+  int32_t layer_limit() const { return layer_limit_; }
   const LlamaModel& model() const { return *model_; }
   /// Copies the KV cache of positions [0, positions) from `other` (a state of the same model
   /// and context length): the state then continues the other's sequence (beam search forks a
@@ -144,8 +155,11 @@ class InferenceState {
 
  private:
   void check(int32_t token, int32_t pos) const;
+  void run(std::span<const int32_t> tokens, int32_t pos, bool every_position);
   std::shared_ptr<const LlamaModel> model_;
   int32_t n_ctx_;
+  int32_t layer_limit_;
+  std::vector<float> all_logits_;  // forward_all: (tokens, vocab_size)
   std::vector<float> x_, xb_, xb2_, hb_, hb2_, q_, k_, v_, att_, logits_;  // per token of a batch
   std::vector<float> key_cache_, value_cache_;  // (n_layers, n_ctx, kv_dim)
   std::vector<float> rope_freq_;  // (head_size / 2): θ^(-2i / head_size)

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "automata/matcher.h"
 #include "automata/vocabulary.h"
@@ -81,6 +84,37 @@ int32_t SamplerChain::sample(Candidates& c) {
     processors_[i]->apply(c);
   }
   return c.selected;
+}
+
+void SamplerChain::distribution(Candidates& c) {
+  c.selected = -1;
+  if (processors_.empty()) throw std::invalid_argument("distribution: the chain has no selector");
+  const std::string last = processors_.back()->name();
+  if (last != "greedy" && last != "draw") {
+    throw std::invalid_argument(fmt::format("the chain ends in {}, whose draw depends on its own state: it has no "
+                                            "distribution to compare (speculative decoding needs greedy or draw)",
+                                            last));
+  }
+  for (size_t i = 0; i + 1 < processors_.size(); ++i) {
+    if (i == sampling_stage_ && observer_) observer_(c);
+    processors_[i]->apply(c);
+  }
+  if (last == "draw") {
+    c.softmax();
+    if (!c.data.empty() && c.data[0].logit == -std::numeric_limits<float>::infinity()) c.data.clear();
+    std::erase_if(c.data, [](const TokenCandidate& t) { return t.p <= 0; });
+    return;
+  }
+  processors_.back()->apply(c);
+  const int32_t best = c.selected;
+  c.selected = -1;
+  float logit = 0;
+  for (const auto& t : c.data) {
+    if (t.id == best) logit = t.logit;
+  }
+  c.data.clear();
+  if (best >= 0) c.data.push_back({best, logit, 1.0f});
+  c.sorted = true;
 }
 
 int32_t SamplerChain::sample(std::span<const float> logits) {

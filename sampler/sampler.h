@@ -149,6 +149,13 @@ class SamplerChain {
   int32_t sample(Candidates& c);
   /// Convenience: candidates from logits: float[n_vocab], then sample.
   int32_t sample(std::span<const float> logits);
+  /// The distribution sample() draws from, without drawing: every processor but the last
+  /// (the selector) runs on `c`, then `c` holds the candidates left with their
+  /// probabilities — after softmax when the selector is the draw; for greedy, its choice
+  /// alone with probability 1 (none when nothing has a finite logit). Speculative decoding
+  /// compares these. Throws std::invalid_argument when the chain ends in another selector
+  /// (mirostat: its truncation depends on its own state).
+  void distribution(Candidates& c);
   void accept(int32_t token);
   void accept_context(int32_t token);
   /// Undoes the last `n` accept() calls in every processor.

@@ -181,6 +181,7 @@ void add_bench(CLI::App& app) {
   add_maskbench(*bench);
   add_closing_bench(*bench);
   add_generation_bench(*bench);
+  add_speculative_bench(*bench);
 }
 
 }  // namespace lockstep::cli

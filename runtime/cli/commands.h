@@ -37,6 +37,7 @@ void add_fuzz(CLI::App& app);
 void add_maskbench(CLI::App& bench);
 void add_closing_bench(CLI::App& bench);
 void add_generation_bench(CLI::App& bench);
+void add_speculative_bench(CLI::App& bench);
 
 
 }  // namespace lockstep::cli

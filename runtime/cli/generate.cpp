@@ -127,6 +127,9 @@ nlohmann::json result_json(const GenerateResult& r, uint64_t seed) {
           {"forced_share", n ? static_cast<double>(r.forced_tokens) / static_cast<double>(n) : 0.0},
           {"healed_tokens", r.healed_tokens},
           {"context_shifts", r.context_shifts},
+          {"draft_tokens", r.draft_tokens},
+          {"accepted_draft_tokens", r.accepted_draft_tokens},
+          {"target_passes", r.target_passes},
           {"prompt_tokens", r.prompt_tokens},
           {"prompt_seconds", r.prompt_seconds},
           {"generate_seconds", r.generate_seconds},
@@ -158,13 +161,16 @@ void run_generate(const GenerateArgs& a) {
   opt.sampling = resolve_sampling(a.sampling, model.tokenizer->vocabulary());
   opt.sampling.seed = seed;
 
+  const std::optional<SpeculativeOptions> speculative = speculative_options(a, model);
+  if (speculative) opt.jump_forward = false;  // the draft proposes forced text like any other
+  const auto stream = [&](std::string_view piece) {
+    if (a.json) return;
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+  };
   GenerateResult r;
   try {
-    r = generate(model, opt, [&](std::string_view piece) {
-      if (a.json) return;
-      std::fwrite(piece.data(), 1, piece.size(), stdout);
-      std::fflush(stdout);
-    });
+    r = speculative ? generate_speculative(model, opt, *speculative, stream) : generate(model, opt, stream);
   } catch (const BudgetError& e) {
     throw CommandExit{kExitIncomplete, fmt::format("lockstep: error: {}", e.what())};
   }
@@ -181,6 +187,14 @@ void run_generate(const GenerateArgs& a) {
   if (!a.json && a.logprobs >= 0) print_logprobs(*model.tokenizer, r);
   if (!a.json && a.stats) print_stats(stats);
   print_statistics(r, opt.sampling.seed);
+  if (speculative) {
+    std::fprintf(stderr,
+                 "lockstep: speculative: %d of %d draft tokens accepted (%.1f %%), %.2f tokens per target pass (%d "
+                 "passes)\n",
+                 r.accepted_draft_tokens, r.draft_tokens,
+                 r.draft_tokens ? 100.0 * r.accepted_draft_tokens / r.draft_tokens : 0.0,
+                 r.target_passes ? static_cast<double>(r.tokens.size()) / r.target_passes : 0.0, r.target_passes);
+  }
   if (r.context_shifts > 0) std::fprintf(stderr, "lockstep: the context was shifted %d times\n", r.context_shifts);
   if (r.stop == StopReason::kContextFull) {
     std::fprintf(stderr, "lockstep: generation stopped because the context is full (%d prompt + %zu generated tokens): "
@@ -256,6 +270,7 @@ void add_generate(CLI::App& app) {
                   "Context shift: prompt tokens always kept, after the BOS token (-1: the whole prompt)")
       ->check(in_range(-1, 1 << 30, "-1: the whole prompt"))
       ->capture_default_str();
+  add_speculative_options(*cmd, *args);
   add_beam_options(*cmd, *args);
   cmd->add_flag("--json", args->json,
                 "Print the completion and the statistics as one JSON object on stdout (instead of streaming text)");

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "runtime/cli/grammar_source.h"
 #include "runtime/cli/sampling_options.h"
+#include "runtime/speculative.h"
 #include "sampler/beam.h"
 
 namespace lockstep::cli {
@@ -28,10 +30,21 @@ struct GenerateArgs {
   bool stats = false;
   bool context_shift = false;
   int32_t keep = 0;
+  std::string draft_model;  ///< speculative decoding: one of draft_model, draft_layers, lookup_ngram
+  int32_t draft_layers = 0;
+  int32_t lookup_ngram = 0;
+  int32_t draft_tokens = 4;
   BeamParams beam{.beams = 0};  ///< beams 0: sampling, no beam search
   int32_t num_return_sequences = 1;
   std::vector<CLI::Option*> sampling_only;  ///< flags beam search has no use for
 };
+
+/// Registers --draft, --draft-layers, --lookup-ngram, --draft-tokens.
+void add_speculative_options(CLI::App& cmd, GenerateArgs& args);
+/// The speculative options of `args` (after loading `target`, and the draft model if any);
+/// nullopt when no draft is asked for. Throws std::runtime_error for two drafts at once or a
+/// draft whose vocabulary is not the target's.
+std::optional<SpeculativeOptions> speculative_options(const GenerateArgs& args, const LoadedModel& target);
 
 /// Registers --beams, --length-penalty, --early-stopping, --num-return-sequences.
 void add_beam_options(CLI::App& cmd, GenerateArgs& args);

@@ -80,5 +80,23 @@ TEST(DecodingCli, BeamSearchReturnsKSequencesBestFirst) {
   EXPECT_EQ(g.exit_code, 0) << g.err;
 }
 
+TEST(DecodingCli, SpeculativeDraftsKeepGreedyOutputAndReportAcceptance) {
+  const CliResult plain = generate({"--temperature", "0", "--no-jump-forward"}, "64");
+  ASSERT_EQ(plain.exit_code, 0);
+  for (const auto& flags : std::vector<std::vector<std::string>>{{"--lookup-ngram", "2"}, {"--draft-layers", "3"}}) {
+    std::vector<std::string> args = {"--temperature", "0", "--json"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const CliResult r = generate(args, "64");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["text"], plain.out) << flags[0];
+    EXPECT_GT(j["target_passes"].get<int>(), 0);
+    EXPECT_LE(j["accepted_draft_tokens"].get<int>(), j["draft_tokens"].get<int>());
+  }
+  expect_one_line_error(generate({"--draft-layers", "99"}), "--draft-layers 99: the model has 5 layers");
+  expect_one_line_error(generate({"--draft-layers", "1", "--lookup-ngram", "2"}), "give one of them");
+  expect_one_line_error(generate({"--lookup-ngram", "2", "--token-healing"}), "does not heal tokens");
+}
+
 }  // namespace
 }  // namespace lockstep
