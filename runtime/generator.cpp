@@ -11,6 +11,7 @@
 
 #include "automata/matcher.h"
 #include "runtime/jump_forward.h"
+#include "sampler/guidance.h"
 
 namespace lockstep {
 
@@ -137,6 +138,78 @@ void shift_context(std::vector<int32_t>& seq, size_t keep, int32_t n_ctx) {
   }
 }
 
+// The second model passes of guidance: classifier-free guidance's unconditional context and
+// contrastive decoding's amateur, each with a KV cache of its own that takes the same
+// generated tokens as the main one.
+struct Guidance {
+  const LoadedModel& model;
+  bool cfg;
+  float scale;
+  std::unique_ptr<InferenceState> uncond, amateur;
+  std::vector<int32_t> negative;
+  int32_t uncond_pos = 0, amateur_pos = 0;
+  std::vector<float> uncond_logits, amateur_logits, guided;
+  /// The longest context a generated token joins: the prompt's, or the negative prompt's.
+  size_t context_tokens(size_t prompt) const { return std::max(prompt, negative.size()); }
+
+  Guidance(const LoadedModel& m, const GenerateOptions& o, const std::vector<int32_t>& prompt, int32_t n_ctx)
+      : model(m), cfg(o.cfg_scale != 1.0f || !o.negative_prompt.empty()), scale(o.cfg_scale) {
+    if (!std::isfinite(o.cfg_scale)) throw std::invalid_argument("the guidance scale must be finite");
+    if (cfg) {
+      const Tokenizer& tok = *m.tokenizer;
+      negative = tok.encode(o.negative_prompt, tok.adds_bos());
+      if (negative.empty()) negative.push_back(prompt.back());  // no BOS: the prompt's last token stands alone
+      if (negative.size() >= static_cast<size_t>(n_ctx)) {
+        throw std::invalid_argument(
+            fmt::format("the negative prompt is {} tokens; the context holds {}", negative.size(), n_ctx));
+      }
+      uncond = std::make_unique<InferenceState>(m.model, n_ctx, o.threads);
+    }
+    if (o.contrast_model) {
+      if (o.contrast_model->config().vocab_size != m.model->config().vocab_size) {
+        throw std::invalid_argument(fmt::format("the contrast model has {} tokens and the model {}: they must share "
+                                                "the vocabulary",
+                                                o.contrast_model->config().vocab_size, m.model->config().vocab_size));
+      }
+      amateur = std::make_unique<InferenceState>(o.contrast_model, n_ctx, o.threads);
+      if (amateur->context_length() < n_ctx) {
+        throw std::invalid_argument(fmt::format("the contrast model's context ({}) is shorter than the model's ({})",
+                                                amateur->context_length(), n_ctx));
+      }
+    }
+  }
+  void start(const std::vector<int32_t>& prompt) {
+    if (uncond) {
+      const auto l = checked(uncond->forward(negative, 0), model, 0);
+      uncond_logits.assign(l.begin(), l.end());
+      uncond_pos = static_cast<int32_t>(negative.size());
+    }
+    if (amateur) {
+      const auto l = amateur->forward(prompt, 0);
+      amateur_logits.assign(l.begin(), l.end());
+      amateur_pos = static_cast<int32_t>(prompt.size());
+    }
+  }
+  void advance(std::span<const int32_t> tokens, size_t step) {
+    if (uncond) {
+      const auto l = checked(uncond->forward(tokens, uncond_pos), model, step);
+      uncond_logits.assign(l.begin(), l.end());
+      uncond_pos += static_cast<int32_t>(tokens.size());
+    }
+    if (amateur) {
+      const auto l = amateur->forward(tokens, amateur_pos);
+      amateur_logits.assign(l.begin(), l.end());
+      amateur_pos += static_cast<int32_t>(tokens.size());
+    }
+  }
+  std::span<const float> apply(std::span<const float> logits) {
+    if (!cfg) return logits;
+    guided.assign(logits.begin(), logits.end());
+    classifier_free_guidance(guided, uncond_logits, scale);
+    return guided;
+  }
+};
+
 }  // namespace
 
 int32_t generation_budget(const GenerateOptions& o, size_t prompt_tokens, int32_t n_ctx) {
@@ -213,14 +286,20 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
                                             "than half (--keep at most {}) so that a shift frees room",
                                             keep, n_ctx, n_ctx / 2 - 1 - (has_bos ? 1 : 0)));
   }
-  const int32_t budget = token_budget(options, prompt.size(), n_ctx);
+  if (options.context_shift && (options.cfg_scale != 1.0f || !options.negative_prompt.empty() || options.contrast_model)) {
+    throw std::invalid_argument("the context shift does not shift guidance's second context: drop one of them");
+  }
+  Guidance guidance(loaded, options, prompt, n_ctx);
+  const int32_t budget = token_budget(options, guidance.context_tokens(prompt.size()), n_ctx);
   result.budget = budget;
 
   std::unique_ptr<EarleyMatcher> matcher = make_budgeted_matcher(options, tok, budget, healed);
   SamplerChain chain = make_sampler_chain(options.sampling, matcher.get(), &vocab, healed);
+  if (options.contrast_model) chain.insert_at_sampling_stage(make_contrastive_decoding(&guidance.amateur_logits, options.contrast_alpha));
 
   auto t0 = Clock::now();
   std::span<const float> logits = checked(state.forward(prompt, 0), loaded, 0);
+  guidance.start(prompt);
   for (const int32_t id : prompt) chain.accept_context(id);
   result.prompt_seconds = seconds_since(t0);
 
@@ -250,12 +329,13 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
       } else {
         logits = checked(state.forward(d.pending, pos), loaded, result.tokens.size());
         pos += static_cast<int32_t>(d.pending.size());
+        guidance.advance(d.pending, result.tokens.size());
         if (options.context_shift) in_cache.insert(in_cache.end(), d.pending.begin(), d.pending.end());
       }
       d.pending.clear();
     }
     const auto ts = Clock::now();
-    const int32_t id = chain.sample(logits);
+    const int32_t id = chain.sample(guidance.apply(logits));
     if (id < 0) {  // nothing has a finite probability: stop rather than emit a token
       result.sampling_seconds += seconds_since(ts);
       result.stop = StopReason::kNoTokenAllowed;

@@ -75,6 +75,16 @@ struct GenerateOptions {
   /// model then no longer sees the dropped text; the output (and the grammar) still does.
   bool context_shift = false;
   int32_t keep = 0;
+  /// Classifier-free guidance (sampler/guidance.h) when cfg_scale != 1 or a negative prompt
+  /// is given: a second KV cache runs `negative_prompt` (empty: the BOS token alone) and the
+  /// same generated tokens, and z ← z_uncond + cfg_scale·(z − z_uncond) before the chain.
+  float cfg_scale = 1.0f;
+  std::string negative_prompt;
+  /// Contrastive decoding against this weaker model (same vocabulary): an amateur KV cache
+  /// runs the same prompt and tokens, and the chain scores log p_expert − log p_amateur over
+  /// the tokens within contrast_alpha of the expert's best (sampler/guidance.h).
+  std::shared_ptr<const LlamaModel> contrast_model;
+  float contrast_alpha = 0.1f;
   /// Record each generated token's log-probabilities with this many alternatives
   /// (GenerateResult::logprobs; --logprobs N); < 0: off.
   int32_t logprobs = -1;

@@ -246,6 +246,7 @@ void InferenceState::run(std::span<const int32_t> tokens, int32_t pos, bool ever
   const int rows = n - first;
   float* out = x + static_cast<size_t>(first) * dim;
   for (int b = 0; b < rows; b++) rmsnorm(out + b * dim, out + b * dim, m.rms_final(), dim, c.rms_eps);
+  hidden_ = {out, static_cast<size_t>(rows) * dim};
   float* dest = logits_.data();
   if (every_position) {
     all_logits_.resize(static_cast<size_t>(rows) * c.vocab_size);

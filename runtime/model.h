@@ -144,6 +144,10 @@ class InferenceState {
   /// std::out_of_range outside [0, n_layers].
   void set_layer_limit(int32_t layers);
   int32_t layer_limit() const { return layer_limit_; }
+  /// The last hidden state (after the final RMSNorm, the classifier's input) of the last
+  /// call's positions: float[dim] after forward(), float[tokens × dim] after forward_all().
+  /// Valid until the next call. Contrastive search compares these.
+  std::span<const float> hidden() const { return hidden_; }
   const LlamaModel& model() const { return *model_; }
   /// Copies the KV cache of positions [0, positions) from `other` (a state of the same model
   /// and context length): the state then continues the other's sequence (beam search forks a
@@ -160,6 +164,7 @@ class InferenceState {
   int32_t n_ctx_;
   int32_t layer_limit_;
   std::vector<float> all_logits_;  // forward_all: (tokens, vocab_size)
+  std::span<const float> hidden_;  // into x_: the normalized rows of the last call
   std::vector<float> x_, xb_, xb2_, hb_, hb2_, q_, k_, v_, att_, logits_;  // per token of a batch
   std::vector<float> key_cache_, value_cache_;  // (n_layers, n_ctx, kv_dim)
   std::vector<float> rope_freq_;  // (head_size / 2): θ^(-2i / head_size)

@@ -22,6 +22,9 @@ void check_options(const LoadedModel& target, const GenerateOptions& o, const Sp
   if (o.token_healing) bad("speculative decoding does not heal tokens: drop token healing or the draft");
   if (o.context_shift) bad("speculative decoding does not shift the context: drop the context shift or the draft");
   if (o.logprobs >= 0) bad("speculative decoding does not report log-probabilities: drop them or the draft");
+  if (o.cfg_scale != 1.0f || !o.negative_prompt.empty() || o.contrast_model) {
+    bad("speculative decoding does not combine with guidance (a second context per draft): drop one of them");
+  }
   if (o.sampling.mirostat != 0 && o.sampling.temperature > 0) {
     bad("mirostat's draw depends on its own state, so a draft cannot be verified against it: drop one of them");
   }

@@ -86,6 +86,16 @@ int32_t SamplerChain::sample(Candidates& c) {
   return c.selected;
 }
 
+void SamplerChain::insert_at_sampling_stage(std::unique_ptr<LogitsProcessor> p) {
+  const size_t at = std::min(sampling_stage_, processors_.size());
+  processors_.insert(processors_.begin() + static_cast<std::ptrdiff_t>(at), std::move(p));
+}
+
+void SamplerChain::shape(Candidates& c) {
+  const size_t end = std::min(sampling_stage_, processors_.size());
+  for (size_t i = 0; i < end; ++i) processors_[i]->apply(c);
+}
+
 void SamplerChain::distribution(Candidates& c) {
   c.selected = -1;
   if (processors_.empty()) throw std::invalid_argument("distribution: the chain has no selector");

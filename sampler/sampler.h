@@ -140,6 +140,11 @@ class SamplerChain {
   /// distribution to draw from (temperature, truncation, the selector); those before shape
   /// the logits themselves (bias, penalties, grammar mask).
   void begin_sampling_stage() { sampling_stage_ = processors_.size(); }
+  /// Inserts `p` where the sampling stage starts, as its first processor (contrastive
+  /// decoding: after the grammar mask, before temperature).
+  void insert_at_sampling_stage(std::unique_ptr<LogitsProcessor> p);
+  /// Runs the shaping stage alone (bias, penalties, grammar mask) on `c`.
+  void shape(Candidates& c);
   /// Called in sample() with the candidates as the sampling stage receives them: the
   /// logits after bias, penalties and grammar mask (log-probabilities after the mask,
   /// --logprobs). Not copied with the chain.

@@ -15,6 +15,7 @@
 #include "runtime/cli/grammar_source.h"
 #include "runtime/cli/generate_args.h"
 #include "runtime/cli/sampling_options.h"
+#include "runtime/contrastive_search.h"
 #include "runtime/generator.h"
 #include "runtime/mapped_file.h"
 
@@ -161,6 +162,7 @@ void run_generate(const GenerateArgs& a) {
   opt.sampling = resolve_sampling(a.sampling, model.tokenizer->vocabulary());
   opt.sampling.seed = seed;
 
+  apply_guidance(a, model, opt);
   const std::optional<SpeculativeOptions> speculative = speculative_options(a, model);
   if (speculative) opt.jump_forward = false;  // the draft proposes forced text like any other
   const auto stream = [&](std::string_view piece) {
@@ -170,7 +172,9 @@ void run_generate(const GenerateArgs& a) {
   };
   GenerateResult r;
   try {
-    r = speculative ? generate_speculative(model, opt, *speculative, stream) : generate(model, opt, stream);
+    r = speculative             ? generate_speculative(model, opt, *speculative, stream)
+        : a.penalty_alpha >= 0  ? contrastive_search(model, opt, a.penalty_alpha, stream)
+                                : generate(model, opt, stream);
   } catch (const BudgetError& e) {
     throw CommandExit{kExitIncomplete, fmt::format("lockstep: error: {}", e.what())};
   }
@@ -271,6 +275,8 @@ void add_generate(CLI::App& app) {
       ->check(in_range(-1, 1 << 30, "-1: the whole prompt"))
       ->capture_default_str();
   add_speculative_options(*cmd, *args);
+  add_guidance_options(*cmd, *args);
+  args->top_k = cmd->get_option("--top-k");
   add_beam_options(*cmd, *args);
   cmd->add_flag("--json", args->json,
                 "Print the completion and the statistics as one JSON object on stdout (instead of streaming text)");

@@ -34,6 +34,12 @@ struct GenerateArgs {
   int32_t draft_layers = 0;
   int32_t lookup_ngram = 0;
   int32_t draft_tokens = 4;
+  float cfg_scale = 1.0f;
+  std::string negative_prompt;
+  std::string contrast_model;
+  float contrast_alpha = 0.1f;
+  float penalty_alpha = -1;  ///< contrastive search when >= 0
+  CLI::Option* top_k = nullptr;
   BeamParams beam{.beams = 0};  ///< beams 0: sampling, no beam search
   int32_t num_return_sequences = 1;
   std::vector<CLI::Option*> sampling_only;  ///< flags beam search has no use for
@@ -45,6 +51,11 @@ void add_speculative_options(CLI::App& cmd, GenerateArgs& args);
 /// nullopt when no draft is asked for. Throws std::runtime_error for two drafts at once or a
 /// draft whose vocabulary is not the target's.
 std::optional<SpeculativeOptions> speculative_options(const GenerateArgs& args, const LoadedModel& target);
+
+/// Registers --cfg-scale, --negative-prompt, --contrast-model, --contrast-alpha, --penalty-alpha.
+void add_guidance_options(CLI::App& cmd, GenerateArgs& args);
+/// Sets the guidance fields of `options` from `args` (loading the contrast model).
+void apply_guidance(const GenerateArgs& args, const LoadedModel& model, GenerateOptions& options);
 
 /// Registers --beams, --length-penalty, --early-stopping, --num-return-sequences.
 void add_beam_options(CLI::App& cmd, GenerateArgs& args);

@@ -27,7 +27,9 @@ void add_beam_options(CLI::App& cmd, GenerateArgs& args) {
       ->check(in_range(1, 256, ""))
       ->capture_default_str();
   args.sampling_only = args.sampling.sampling;
-  for (const char* name : {"--seed", "--token-healing", "--logprobs", "--stats", "--no-jump-forward", "--context-shift", "--keep"}) {
+  for (const char* name : {"--seed", "--token-healing", "--logprobs", "--stats", "--no-jump-forward", "--context-shift", "--keep",
+                           "--cfg-scale", "--negative-prompt", "--contrast-model", "--penalty-alpha", "--draft",
+                           "--draft-layers", "--lookup-ngram"}) {
     args.sampling_only.push_back(cmd.get_option(name));
   }
 }

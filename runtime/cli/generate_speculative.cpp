@@ -23,9 +23,57 @@ void add_speculative_options(CLI::App& cmd, GenerateArgs& args) {
       ->capture_default_str();
 }
 
+void add_guidance_options(CLI::App& cmd, GenerateArgs& args) {
+  cmd.add_option("--cfg-scale", args.cfg_scale,
+                 "Classifier-free guidance: z = z_uncond + s·(z − z_uncond), z_uncond from --negative-prompt's "
+                 "context (1: off)")
+      ->check(in_range(-100, 100, "1: off"))
+      ->capture_default_str();
+  cmd.add_option("--negative-prompt", args.negative_prompt,
+                 "Classifier-free guidance: the context to steer away from (default: the BOS token alone)");
+  cmd.add_option("--contrast-model", args.contrast_model,
+                 "Contrastive decoding against this weaker model (same vocabulary): score log p − log p_weak");
+  cmd.add_option("--contrast-alpha", args.contrast_alpha,
+                 "Contrastive decoding: keep tokens with p >= alpha · the best allowed p")
+      ->check(in_range(0, 1, ""))
+      ->capture_default_str();
+  cmd.add_option("--penalty-alpha", args.penalty_alpha,
+                 "Contrastive search: pick among the --top-k tokens (default 4 here) by (1 − α)·p − α·(max cosine "
+                 "similarity to the context's hidden states)")
+      ->check(in_range(0, 1, ""));
+}
+
+void apply_guidance(const GenerateArgs& a, const LoadedModel& model, GenerateOptions& o) {
+  o.cfg_scale = a.cfg_scale;
+  o.negative_prompt = a.negative_prompt;
+  o.contrast_alpha = a.contrast_alpha;
+  if (!a.contrast_model.empty()) {
+    const LoadedModel amateur = load_model(a.contrast_model);
+    if (amateur.tokenizer->size() != model.tokenizer->size()) {
+      throw std::runtime_error(fmt::format("--contrast-model {}: its vocabulary has {} tokens and the model's {}",
+                                           a.contrast_model, amateur.tokenizer->size(), model.tokenizer->size()));
+    }
+    o.contrast_model = amateur.model;
+  }
+  if (a.penalty_alpha >= 0) {
+    for (const CLI::Option* opt : a.sampling.sampling) {
+      if (opt->count() > 0 && opt != a.top_k && opt->get_name().find("penalty") == std::string::npos &&
+          opt->get_name() != "--repeat-last-n") {
+        throw std::runtime_error(fmt::format("{} has no effect with --penalty-alpha: contrastive search picks among "
+                                             "the --top-k tokens and draws nothing (drop one of them)",
+                                             opt->get_name()));
+      }
+    }
+    if (a.top_k && a.top_k->count() == 0) o.sampling.top_k = 4;
+  }
+}
+
 std::optional<SpeculativeOptions> speculative_options(const GenerateArgs& a, const LoadedModel& target) {
   const int drafts = !a.draft_model.empty() + (a.draft_layers > 0) + (a.lookup_ngram > 0);
   if (drafts == 0) return std::nullopt;
+  if (a.penalty_alpha >= 0) {
+    throw std::runtime_error("--penalty-alpha (contrastive search) does not combine with a draft: drop one of them");
+  }
   if (drafts > 1) {
     throw std::runtime_error("--draft, --draft-layers and --lookup-ngram each choose the draft: give one of them");
   }

@@ -98,5 +98,20 @@ TEST(DecodingCli, SpeculativeDraftsKeepGreedyOutputAndReportAcceptance) {
   expect_one_line_error(generate({"--lookup-ngram", "2", "--token-healing"}), "does not heal tokens");
 }
 
+TEST(DecodingCli, GuidanceFlags) {
+  for (const auto& flags : std::vector<std::vector<std::string>>{
+           {"--cfg-scale", "2", "--negative-prompt", "The dog"}, {"--penalty-alpha", "0.6"}}) {
+    const CliResult r = generate(flags);
+    EXPECT_EQ(r.exit_code, 0) << flags[0] << ": " << r.err;
+    EXPECT_FALSE(r.out.empty());
+  }
+  // Contrastive search picks among --top-k candidates and draws nothing.
+  expect_one_line_error(generate({"--penalty-alpha", "0.6", "--temperature", "0.5"}),
+                        "--temperature has no effect with --penalty-alpha");
+  expect_one_line_error(generate({"--penalty-alpha", "0.6", "--lookup-ngram", "2"}), "does not combine with a draft");
+  expect_one_line_error(generate({"--cfg-scale", "2", "--beams", "2"}), "--cfg-scale has no effect with --beams");
+  expect_one_line_error(generate({"--contrast-model", "/nonexistent/model.bin"}), "/nonexistent/model.bin");
+}
+
 }  // namespace
 }  // namespace lockstep
