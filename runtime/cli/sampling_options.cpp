@@ -64,8 +64,9 @@ void add_sampling_options(CLI::App& cmd, SamplingArgs& args) {
   const std::vector<CLI::Option*> options = cmd.get_options();
   args.sampling.assign(options.begin() + static_cast<std::ptrdiff_t>(before), options.end());
   cmd.add_option("--logit-bias", args.logit_bias,
-                 "TOKEN_ID=BIAS or TEXT=BIAS added to logits (repeatable; -inf bans). A TEXT names every token "
-                 "spelled exactly so (' Paris=-inf'); quote it as a JSON string for digits or '=' "
+                 "TOKEN_ID=BIAS or TEXT=BIAS added to logits (repeatable, a token's biases add up; -inf bans). A TEXT "
+                 "names every token "
+                 "spelled exactly so (' Paris=-inf'); quote it as a JSON string when it is all digits "
                  "('\"42\"=2')");
 }
 

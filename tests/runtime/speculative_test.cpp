@@ -103,7 +103,7 @@ TEST(Speculative, GreedyOutputIsUnchangedByEveryDraft) {
       EXPECT_EQ(fast.text, plain.text) << name << ": " << prompt;
       EXPECT_LE(fast.target_passes, static_cast<int32_t>(plain.tokens.size()));
     }
-    for (const char* prompt : {"Once upon a time", "The cat", "Ben found a"}) {
+    for (const char* prompt : test_prompts::kPrompts) {
       const GenerateOptions o = greedy_options(prompt, json, 64);
       const GenerateResult plain = generate(model(), o);
       const GenerateResult fast = generate_speculative(model(), o, spec);
