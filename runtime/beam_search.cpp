@@ -36,20 +36,13 @@ BeamSearchResult beam_search(const LoadedModel& loaded, const BeamSearchOptions&
                                             o.beam.beams, o.num_return_sequences));
   }
   if (!std::isfinite(o.beam.length_penalty)) throw std::invalid_argument("the length penalty must be finite");
-  if (tok.size() != static_cast<size_t>(loaded.model->config().vocab_size)) {
-    throw std::invalid_argument(
-        fmt::format("the tokenizer has {} tokens but the model {}", tok.size(), loaded.model->config().vocab_size));
-  }
   const size_t B = static_cast<size_t>(o.beam.beams);
   BeamSearchResult result;
-  const std::vector<int32_t> prompt = tok.encode(o.prompt, tok.adds_bos());
-  if (prompt.empty()) throw std::invalid_argument("the prompt is empty and this tokenizer starts without a BOS token");
+  const std::vector<int32_t> prompt = encode_prompt(loaded, o.prompt);
   std::vector<std::unique_ptr<InferenceState>> states;
   states.push_back(std::make_unique<InferenceState>(loaded.model, o.context_length, o.threads));
   const int32_t n_ctx = states[0]->context_length();
-  if (prompt.size() >= static_cast<size_t>(n_ctx)) {
-    throw std::invalid_argument(fmt::format("the prompt is {} tokens; the context holds {}", prompt.size(), n_ctx));
-  }
+  check_prompt_fits(prompt.size(), n_ctx);
   result.prompt_tokens = static_cast<int32_t>(prompt.size());
   const int32_t context = n_ctx - static_cast<int32_t>(prompt.size()) + 1;
   const int32_t budget = o.max_tokens >= 0 ? std::min(o.max_tokens, context) : context;
@@ -165,17 +158,11 @@ BeamSearchResult beam_search(const LoadedModel& loaded, const BeamSearchOptions&
   result.generate_seconds = seconds_since(t0);
   for (const auto& s : states) result.kv_cache_bytes += s->kv_cache_bytes();
 
-  const bool strip_first_space = !o.grammar && tok.strips_space_after_bos() && prompt.back() == tok.bos_id();
   for (auto& h : finished.sorted()) {
     if (result.sequences.size() == static_cast<size_t>(o.num_return_sequences)) break;
     BeamSequence s;
-    for (size_t i = 0; i < h.tokens.size(); ++i) {
-      const int32_t id = h.tokens[i];
-      if (vocab.is_control(id)) continue;
-      std::string_view piece = tok.token_bytes(id);
-      if (i == 0 && strip_first_space && !piece.empty() && piece[0] == ' ') piece.remove_prefix(1);
-      s.text += piece;
-    }
+    OutputText output(tok, o.grammar != nullptr, prompt);
+    for (const int32_t id : h.tokens) s.text += output.piece(id);
     s.stop = !h.tokens.empty() && vocab.is_eog(h.tokens.back()) ? StopReason::kEndOfGeneration
              : h.tokens.size() >= static_cast<size_t>(budget)       ? at_budget
                                                                       : StopReason::kNoTokenAllowed;

@@ -29,17 +29,11 @@ GenerateResult contrastive_search(const LoadedModel& loaded, const GenerateOptio
   const Tokenizer& tok = *loaded.tokenizer;
   const Vocabulary& vocab = tok.vocabulary();
   const int32_t n_vocab = loaded.model->config().vocab_size;
-  if (tok.size() != static_cast<size_t>(n_vocab)) {
-    throw std::invalid_argument(fmt::format("the tokenizer has {} tokens but the model {}", tok.size(), n_vocab));
-  }
   GenerateResult result;
-  const std::vector<int32_t> prompt = tok.encode(o.prompt, tok.adds_bos());
-  if (prompt.empty()) throw std::invalid_argument("the prompt is empty and this tokenizer starts without a BOS token");
+  const std::vector<int32_t> prompt = encode_prompt(loaded, o.prompt);
   InferenceState state(loaded.model, o.context_length, o.threads);
   const int32_t n_ctx = state.context_length();
-  if (prompt.size() >= static_cast<size_t>(n_ctx)) {
-    throw std::invalid_argument(fmt::format("the prompt is {} tokens; the context holds {}", prompt.size(), n_ctx));
-  }
+  check_prompt_fits(prompt.size(), n_ctx);
   result.prompt_tokens = static_cast<int32_t>(prompt.size());
   const int32_t budget = generation_budget(o, prompt.size(), n_ctx);
   result.budget = budget;
@@ -53,7 +47,7 @@ GenerateResult contrastive_search(const LoadedModel& loaded, const GenerateOptio
   std::vector<float> context(state.hidden().begin(), state.hidden().end());  // (positions, dim)
   result.prompt_seconds = seconds_since(t0);
   t0 = Clock::now();
-  const bool strip_first_space = !matcher && tok.strips_space_after_bos() && prompt.back() == tok.bos_id();
+  OutputText output(tok, matcher != nullptr, prompt);
   int32_t pos = static_cast<int32_t>(prompt.size());
   std::vector<std::vector<float>> cand_logits, cand_hidden;
   for (;;) {
@@ -94,8 +88,7 @@ GenerateResult contrastive_search(const LoadedModel& loaded, const GenerateOptio
       result.stop = StopReason::kEndOfGeneration;
       break;
     }
-    std::string_view piece = vocab.is_control(id) ? std::string_view() : tok.token_bytes(id);
-    if (strip_first_space && result.tokens.size() == 1 && !piece.empty() && piece[0] == ' ') piece.remove_prefix(1);
+    const std::string_view piece = output.piece(id);
     result.text += piece;
     if (on_text && !piece.empty()) on_text(piece);
     logits.swap(cand_logits[best]);

@@ -212,6 +212,38 @@ struct Guidance {
 
 }  // namespace
 
+std::vector<int32_t> encode_prompt(const LoadedModel& model, const std::string& text) {
+  const Tokenizer& tok = *model.tokenizer;
+  if (tok.size() != static_cast<size_t>(model.model->config().vocab_size)) {
+    throw std::invalid_argument(
+        fmt::format("the tokenizer has {} tokens but the model {}", tok.size(), model.model->config().vocab_size));
+  }
+  std::vector<int32_t> prompt = tok.encode(text, tok.adds_bos());
+  if (prompt.empty()) {
+    throw std::invalid_argument("the prompt is empty and this tokenizer starts sequences without a BOS token: give "
+                                "a prompt");
+  }
+  return prompt;
+}
+
+void check_prompt_fits(size_t prompt_tokens, int32_t n_ctx) {
+  if (prompt_tokens >= static_cast<size_t>(n_ctx)) {
+    throw std::invalid_argument(fmt::format("the prompt is {} tokens; the context holds {}", prompt_tokens, n_ctx));
+  }
+}
+
+OutputText::OutputText(const Tokenizer& tokenizer, bool constrained, const std::vector<int32_t>& prompt)
+    : tok_(tokenizer),
+      strip_first_space_(!constrained && tokenizer.strips_space_after_bos() && !prompt.empty() &&
+                         prompt.back() == tokenizer.bos_id()) {}
+
+std::string_view OutputText::piece(int32_t id) {
+  const bool first = count_++ == 0;
+  std::string_view piece = tok_.vocabulary().is_control(id) ? std::string_view() : tok_.token_bytes(id);
+  if (first && strip_first_space_ && !piece.empty() && piece[0] == ' ') piece.remove_prefix(1);
+  return piece;
+}
+
 int32_t generation_budget(const GenerateOptions& o, size_t prompt_tokens, int32_t n_ctx) {
   return token_budget(o, prompt_tokens, n_ctx);
 }
@@ -248,17 +280,8 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
                         const std::function<void(std::string_view)>& on_text) {
   const Tokenizer& tok = *loaded.tokenizer;
   const Vocabulary& vocab = tok.vocabulary();
-  const LlamaConfig& cfg = loaded.model->config();
-  if (tok.size() != static_cast<size_t>(cfg.vocab_size)) {
-    throw std::invalid_argument(fmt::format("the tokenizer has {} tokens but the model {}",
-                                            tok.size(), cfg.vocab_size));
-  }
   GenerateResult result;
-  std::vector<int32_t> prompt = tok.encode(options.prompt, tok.adds_bos());
-  if (prompt.empty()) {
-    throw std::invalid_argument("the prompt is empty and this tokenizer starts sequences without "
-                                "a BOS token: give a prompt");
-  }
+  std::vector<int32_t> prompt = encode_prompt(loaded, options.prompt);
   // Token healing: the prompt's last text token goes, and the ones before it while some
   // longer token starts with the bytes removed (" t" "i" → " ti", which " time" starts);
   // those bytes come back as generation.
@@ -273,10 +296,7 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
   }
   InferenceState state(loaded.model, options.context_length, options.threads);
   const int32_t n_ctx = state.context_length();
-  if (prompt.size() >= static_cast<size_t>(n_ctx)) {
-    throw std::invalid_argument(fmt::format("the prompt is {} tokens; the context holds {}",
-                                            prompt.size(), n_ctx));
-  }
+  check_prompt_fits(prompt.size(), n_ctx);
   result.prompt_tokens = static_cast<int32_t>(prompt.size());
   const bool has_bos = tok.adds_bos() && prompt.front() == tok.bos_id();
   const size_t keep = options.keep < 0 ? prompt.size()
@@ -311,7 +331,7 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
   int32_t pos = static_cast<int32_t>(prompt.size());  // next KV-cache position
   std::vector<int32_t> in_cache = prompt;  // the KV cache's tokens, kept for a context shift
   std::string heal_left = healed;  // healed bytes the output has not re-spelled yet
-  const bool strip_first_space = !matcher && healed.empty() && tok.strips_space_after_bos();
+  OutputText output(tok, matcher || !healed.empty(), prompt);
   for (;;) {
     if (options.jump_forward && matcher && heal_left.empty() && !matcher->is_terminated()) jump_forward(d);
     if (result.tokens.size() >= static_cast<size_t>(budget)) {
@@ -351,16 +371,12 @@ GenerateResult generate(const LoadedModel& loaded, const GenerateOptions& option
       result.stop = StopReason::kEndOfGeneration;
       break;
     }
-    std::string_view piece = vocab.is_control(id) ? std::string_view() : tok.token_bytes(id);
+    std::string_view piece = output.piece(id);
     if (!heal_left.empty()) {
       const size_t n = std::min(piece.size(), heal_left.size());
       heal_left.erase(0, n);
       piece.remove_prefix(n);
       d.healing_tokens = result.tokens.size();
-    }
-    if (strip_first_space && result.tokens.size() == 1 && prompt.back() == tok.bos_id() && !piece.empty() &&
-        piece[0] == ' ') {
-      piece.remove_prefix(1);
     }
     d.emit(piece);
     d.pending.push_back(id);

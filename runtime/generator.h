@@ -127,6 +127,30 @@ class BudgetError : public Error {
 
 class EarleyMatcher;
 
+/// The prompt's tokens (BOS first when the tokenizer adds one). Throws std::invalid_argument
+/// when the tokenizer's and the model's vocabulary sizes differ, or the prompt is empty and
+/// the tokenizer adds no BOS token.
+std::vector<int32_t> encode_prompt(const LoadedModel& model, const std::string& prompt);
+/// Throws std::invalid_argument when a prompt of `prompt_tokens` leaves no room in a context
+/// of `n_ctx` tokens.
+void check_prompt_fits(size_t prompt_tokens, int32_t n_ctx);
+
+/// The text of generated tokens, piece by piece: a token's bytes (none for a control token).
+/// Without a grammar and after a BOS-only prompt end, the tokenizer's decoding convention
+/// drops the space SentencePiece puts before the first word (llama2.c prints "Once", not
+/// " Once"); under a grammar the output is the tokens' bytes exactly.
+class OutputText {
+ public:
+  OutputText(const Tokenizer& tokenizer, bool constrained, const std::vector<int32_t>& prompt);
+  /// The piece of the next generated token.
+  std::string_view piece(int32_t id);
+
+ private:
+  const Tokenizer& tok_;
+  bool strip_first_space_;
+  size_t count_ = 0;
+};
+
 /// Tokens a run may take: max_tokens and the context, whichever ends first (the last token
 /// chosen is never run through the model, so a context of n holds n − prompt + 1 generated
 /// tokens); max_tokens alone with a context shift.

@@ -57,18 +57,11 @@ GenerateResult generate_speculative(const LoadedModel& loaded, const GenerateOpt
   check_options(loaded, o, s);
   const Tokenizer& tok = *loaded.tokenizer;
   const Vocabulary& vocab = tok.vocabulary();
-  if (tok.size() != static_cast<size_t>(loaded.model->config().vocab_size)) {
-    throw std::invalid_argument(
-        fmt::format("the tokenizer has {} tokens but the model {}", tok.size(), loaded.model->config().vocab_size));
-  }
   GenerateResult result;
-  std::vector<int32_t> seq = tok.encode(o.prompt, tok.adds_bos());  // prompt + output: the context
-  if (seq.empty()) throw std::invalid_argument("the prompt is empty and this tokenizer starts without a BOS token");
+  std::vector<int32_t> seq = encode_prompt(loaded, o.prompt);  // prompt + output: the context
   InferenceState target(loaded.model, o.context_length, o.threads);
   const int32_t n_ctx = target.context_length();
-  if (seq.size() >= static_cast<size_t>(n_ctx)) {
-    throw std::invalid_argument(fmt::format("the prompt is {} tokens; the context holds {}", seq.size(), n_ctx));
-  }
+  check_prompt_fits(seq.size(), n_ctx);
   std::unique_ptr<InferenceState> draft;
   if (s.kind == DraftKind::kModel) draft = std::make_unique<InferenceState>(s.draft_model, n_ctx, o.threads);
   if (s.kind == DraftKind::kLayers) {
@@ -107,7 +100,7 @@ GenerateResult generate_speculative(const LoadedModel& loaded, const GenerateOpt
   result.prompt_seconds = seconds_since(t0);
   t0 = Clock::now();
 
-  const bool strip_first_space = !matcher && tok.strips_space_after_bos() && seq.back() == tok.bos_id();
+  OutputText output(tok, matcher != nullptr, seq);
   bool ended = false;
   // Appends a chosen token to the output; true when it ends generation.
   const auto emit = [&](int32_t id) {
@@ -117,8 +110,7 @@ GenerateResult generate_speculative(const LoadedModel& loaded, const GenerateOpt
       result.stop = StopReason::kEndOfGeneration;
       return true;
     }
-    std::string_view piece = vocab.is_control(id) ? std::string_view() : tok.token_bytes(id);
-    if (strip_first_space && result.tokens.size() == 1 && !piece.empty() && piece[0] == ' ') piece.remove_prefix(1);
+    const std::string_view piece = output.piece(id);
     result.text += piece;
     if (on_text && !piece.empty()) on_text(piece);
     return false;
