@@ -64,6 +64,18 @@ class Draw : public LogitsProcessor {
 
 }  // namespace
 
+int32_t draw_from(const Candidates& dist, double u) {
+  if (dist.data.empty()) return -1;
+  double total = 0;
+  for (const auto& t : dist.data) total += t.p;
+  double cum = 0;
+  for (const auto& t : dist.data) {
+    cum += t.p;
+    if (u * total < cum) return t.id;
+  }
+  return dist.data.back().id;
+}
+
 std::unique_ptr<LogitsProcessor> make_greedy() { return std::make_unique<Greedy>(); }
 std::unique_ptr<LogitsProcessor> make_draw(uint64_t seed) { return std::make_unique<Draw>(seed); }
 

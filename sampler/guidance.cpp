@@ -1,6 +1,8 @@
 // sampler/guidance.cpp — see guidance.h.
 #include "sampler/guidance.h"
 
+#include "sampler/inspector.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,14 +18,6 @@ void classifier_free_guidance(std::span<float> cond, std::span<const float> unco
 
 namespace {
 
-double log_sum_exp_of(std::span<const float> z) {
-  float max = -std::numeric_limits<float>::infinity();
-  for (const float v : z) max = std::max(max, v);
-  double sum = 0;
-  for (const float v : z) sum += std::exp(static_cast<double>(v) - max);
-  return max + std::log(sum);
-}
-
 class ContrastiveDecoding : public LogitsProcessor {
  public:
   ContrastiveDecoding(const std::vector<float>* amateur, float alpha) : amateur_(amateur), alpha_(alpha) {}
@@ -31,7 +25,7 @@ class ContrastiveDecoding : public LogitsProcessor {
   void apply(Candidates& c) override {
     if (c.data.empty()) return;
     const std::vector<float>& a = *amateur_;
-    const double amateur_lse = log_sum_exp_of(a);
+    const double amateur_lse = log_sum_exp(a);
     float best = -std::numeric_limits<float>::infinity();
     for (const auto& t : c.data) best = std::max(best, t.logit);
     if (best == -std::numeric_limits<float>::infinity()) return;

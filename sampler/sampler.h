@@ -45,6 +45,11 @@ struct Candidates {
   void softmax();
 };
 
+/// Draws from a distribution held as candidates (their `p`) with a uniform `u` in [0, 1):
+/// the first candidate, in their order, whose cumulative mass exceeds u · the total mass;
+/// -1 when there is none.
+int32_t draw_from(const Candidates& dist, double u);
+
 class LogitsProcessor {
  public:
   virtual ~LogitsProcessor() = default;

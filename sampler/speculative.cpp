@@ -13,18 +13,6 @@ double probability_of(const Candidates& dist, int32_t id) {
   return 0;
 }
 
-int32_t draw_from(const Candidates& dist, double u) {
-  if (dist.data.empty()) return -1;
-  double total = 0;
-  for (const auto& t : dist.data) total += t.p;
-  double cum = 0;
-  for (const auto& t : dist.data) {
-    cum += t.p;
-    if (u * total < cum) return t.id;
-  }
-  return dist.data.back().id;
-}
-
 bool speculative_accept(const Candidates& p, const Candidates& q, int32_t x, double u) {
   const double px = probability_of(p, x);
   const double qx = probability_of(q, x);

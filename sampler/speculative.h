@@ -21,10 +21,6 @@ namespace lockstep {
 /// Probability of `id` in a distribution held as candidates (0 when absent). O(size).
 double probability_of(const Candidates& dist, int32_t id);
 
-/// Draws from a distribution held as candidates with a uniform `u` in [0, 1) (the
-/// cumulative mass in the candidates' order); -1 when it is empty.
-int32_t draw_from(const Candidates& dist, double u);
-
 /// Accepts draft token `x` (drawn from `q`) with probability min(1, p(x)/q(x)): true when
 /// u · q(x) < p(x), u uniform in [0, 1). A token q cannot draw (q(x) = 0) is accepted
 /// when p(x) > 0 (a deterministic draft: q is the point mass on its proposal).

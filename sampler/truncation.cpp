@@ -137,14 +137,10 @@ class Mirostat : public LogitsProcessor {
     for (size_t i = 0; i < c.data.size(); ++i) received_[i] = c.data[i].p;
     c.sorted = false;
     c.softmax();  // renormalized over the kept tokens (a stable sort: the order stays)
-    const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
-    double cum = 0;
+    const int32_t x = draw_from(c, static_cast<double>(rng_() >> 11) * 0x1.0p-53);
     size_t i = 0;
-    for (; i + 1 < c.data.size(); ++i) {
-      cum += c.data[i].p;
-      if (u < cum) break;
-    }
-    c.selected = selected_ = c.data[i].id;
+    while (c.data[i].id != x) ++i;
+    c.selected = selected_ = x;
     surprise_ = -std::log2(static_cast<double>(received_[i]));
     observed_ = true;
   }
