@@ -121,10 +121,10 @@ void print_warnings(const std::string& file, const Grammar& g) {
   }
 }
 
-std::shared_ptr<const GrammarAutomaton> from_schema(const std::string& path, const CompiledSchema& cs) {
+std::shared_ptr<const GrammarAutomaton> from_schema(const std::string& path, CompiledSchema&& cs) {
   for (const auto& w : cs.warnings) std::fprintf(stderr, "%s: warning: %s\n", path.c_str(), w.c_str());
   for (const auto& u : cs.unenforced) std::fprintf(stderr, "%s: not enforced: %s\n", path.c_str(), u.c_str());
-  return GrammarAutomaton::compile(cs.grammar);
+  return GrammarAutomaton::compile(std::move(cs.grammar));
 }
 
 }  // namespace

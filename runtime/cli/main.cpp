@@ -5,14 +5,31 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#if LOCKSTEP_MIMALLOC
+#include <mimalloc.h>
+#endif
 
 #include "grammar/errors.h"
 #include "runtime/cli/commands.h"
 
+namespace {
+
+// The allocator this executable runs with (CMake option LOCKSTEP_MIMALLOC).
+std::string allocator_name() {
+#if LOCKSTEP_MIMALLOC
+  const int v = mi_version();
+  return "mimalloc " + std::to_string(v / 100) + "." + std::to_string(v / 10 % 10) + "." + std::to_string(v % 10);
+#else
+  return "the C library's malloc";
+#endif
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace lockstep::cli;
   CLI::App app{"lockstep — grammar-constrained decoding"};
-  app.set_version_flag("--version", std::string("lockstep ") + LOCKSTEP_VERSION);
+  app.set_version_flag("--version", std::string("lockstep ") + LOCKSTEP_VERSION + "\nallocator: " + allocator_name());
   app.require_subcommand(1);
   add_generate(app);
   add_tokenize(app);
