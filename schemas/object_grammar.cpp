@@ -225,6 +225,8 @@ Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kin
     return it->second;
   };
   const uint64_t all = (q == 64 ? ~0ull : (1ull << q) - 1) & ~counted;
+  // Each kind's member rule, looked up on its first move rather than on every one.
+  std::vector<std::optional<Expr>> elements(kinds.size());
   id_of({0, 0, 0, 0});
   for (uint32_t i = 0; i < states.size(); ++i) {
     c_.deadline_.check_now(ErrorLocation::at_pointer(pointer));
@@ -242,7 +244,8 @@ Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kin
         break;
       }
     }
-    for (const auto& k : kinds) {
+    for (size_t ki = 0; ki < kinds.size(); ++ki) {
+      const Kind& k = kinds[ki];
       State t = s;
       if (schema_order) {
         const uint32_t to = k.order >= 0 ? static_cast<uint32_t>(k.order) : n_order;
@@ -256,8 +259,8 @@ Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kin
       if (t.present > n_counted) continue;  // a repeated key: not a valid object's text
       if (counting) t.count = std::min(s.count + 1, std::max(ccap, 1u));
       const uint32_t target = id_of(t);  // may grow m.moves: index it afterwards
-      Expr element = member(k, depth);
-      m.moves[i].push_back({std::move(element), target});
+      if (!elements[ki]) elements[ki] = member(k, depth);
+      m.moves[i].push_back({*elements[ki], target});
     }
   }
   return prune(m);

@@ -168,13 +168,28 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
   std::vector<int64_t> after(m.moves.size(), -1);
   std::function<Expr(uint32_t)> A = [&](uint32_t s) -> Expr {
     if (after[s] >= 0) return Expr::rule_ref(static_cast<uint32_t>(after[s]));
-    std::vector<Expr> loops, exits;
+    std::vector<Expr> loops, exits, onward;
     for (const auto& mv : m.moves[s]) {
       if (mv.target == s) loops.push_back(mv.element);
     }
     if (m.accepting[s]) exits.push_back(Expr::empty());
     for (const auto& mv : m.moves[s]) {
-      if (mv.target != s) exits.push_back(seq({p.sep, mv.element, A(mv.target)}));
+      if (mv.target == s) continue;
+      std::vector<Expr> step;
+      step.reserve(2);
+      step.push_back(mv.element);
+      step.push_back(A(mv.target));
+      onward.push_back(seq(std::move(step)));
+    }
+    // The separator once, before the choice of the next element: a member machine has
+    // 2^q states with up to q moves each, and every expression node is paid for in each
+    // pass over the grammar (the rule automaton is the same either way).
+    if (!onward.empty()) {
+      std::vector<Expr> step;
+      step.reserve(2);
+      step.push_back(p.sep);
+      step.push_back(onward.size() == 1 ? std::move(onward[0]) : Expr::choice(std::move(onward)));
+      exits.push_back(seq(std::move(step)));
     }
     std::vector<Expr> body;
     if (!loops.empty()) body.push_back(Expr::repeat(seq({p.sep, Expr::choice(std::move(loops))}), 0, kUnbounded));
