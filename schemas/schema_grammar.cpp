@@ -194,7 +194,9 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
     std::vector<Expr> body;
     if (!loops.empty()) body.push_back(Expr::repeat(seq({p.sep, Expr::choice(std::move(loops))}), 0, kUnbounded));
     body.push_back(exits.empty() ? never() : Expr::choice(std::move(exits)));
-    const uint32_t id = add_rule(hint + "-s" + std::to_string(s), seq(std::move(body)));
+    // A state stays a rule of its own: inlined, each state's automaton would copy the states
+    // after it (up to the inlining budget), multiplying a member machine's 2^q states.
+    const uint32_t id = add_rule(hint + "-s" + std::to_string(s), seq(std::move(body)), true);
     after[s] = id;
     return Expr::rule_ref(id);
   };
