@@ -174,19 +174,13 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
     }
     if (m.accepting[s]) exits.push_back(Expr::empty());
     for (const auto& mv : m.moves[s]) {
-      if (mv.target == s) continue;
-      std::vector<Expr> step;
-      step.reserve(2);
-      step.push_back(mv.element);
-      step.push_back(A(mv.target));
-      onward.push_back(seq(std::move(step)));
+      if (mv.target != s) onward.push_back(seq({mv.element, A(mv.target)}));  // two rule references
     }
     // The separator once, before the choice of the next element: a member machine has
     // 2^q states with up to q moves each, and every expression node is paid for in each
     // pass over the grammar (the rule automaton is the same either way).
     if (!onward.empty()) {
-      std::vector<Expr> step;
-      step.reserve(2);
+      std::vector<Expr> step;  // moved in: an initializer list would copy the whole choice
       step.push_back(p.sep);
       step.push_back(onward.size() == 1 ? std::move(onward[0]) : Expr::choice(std::move(onward)));
       exits.push_back(seq(std::move(step)));
