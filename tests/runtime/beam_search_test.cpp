@@ -64,12 +64,7 @@ TEST(BeamSelect, FinishedHypothesesScoreByLengthAndKeepTheBestB) {
 }
 
 GenerateResult greedy(const char* prompt, std::shared_ptr<const GrammarAutomaton> g, int32_t max_tokens) {
-  GenerateOptions opt;
-  opt.prompt = prompt;
-  opt.max_tokens = max_tokens;
-  opt.sampling.temperature = 0;
-  opt.grammar = std::move(g);
-  opt.jump_forward = false;  // beam search chooses forced text like any other
+  GenerateOptions opt = test_prompts::greedy_options(prompt, std::move(g), max_tokens);
   opt.logprobs = 0;
   return generate(model(), opt);
 }

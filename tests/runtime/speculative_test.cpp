@@ -82,15 +82,7 @@ TEST(SpeculativeRule, LookupProposesWhatFollowedTheLastNgramMostRecently) {
   EXPECT_EQ(lookup_ngram_draft({{4, 5, 6, 4, 5}}, 2, 5), (std::vector<int32_t>{6, 4, 5}));
 }
 
-GenerateOptions greedy_options(const char* prompt, std::shared_ptr<const GrammarAutomaton> g, int32_t n) {
-  GenerateOptions o;
-  o.prompt = prompt;
-  o.max_tokens = n;
-  o.sampling.temperature = 0;
-  o.grammar = std::move(g);
-  o.jump_forward = false;
-  return o;
-}
+using test_prompts::greedy_options;
 
 TEST(Speculative, GreedyOutputIsUnchangedByEveryDraft) {
   auto json = GrammarAutomaton::compile(parse_gbnf(test_data::read_file(test_data::shared("grammars/llama.cpp/json.gbnf"))));
