@@ -9,31 +9,34 @@
 #include "grammar/char_dfa.h"
 
 #include <algorithm>
-#include <functional>
 
 namespace lockstep {
 
 namespace {
 
-// Roughly the automaton states a body expands into (repetitions multiply their child); a
-// substituted reference counts as its rule's planned size.
-size_t expanded_size(const Expr& e, const std::unordered_set<const Expr*>& substituted,
-                     const std::vector<size_t>& planned) {
+// Decides the references of a body in the order a substituting pass would meet them (depth
+// first, children in order, never inside a body just substituted: its references were
+// decided with its own rule) and returns roughly the automaton states the body expands into
+// (repetitions multiply their child; a substituted reference counts as its rule's planned
+// size). One walk for both: `decide` says whether a reference to a rule of `planned` size
+// is substituted, given what is left of the body's budget.
+template <typename Decide>
+size_t plan_body(const Expr& e, const std::vector<size_t>& planned, size_t& budget, Decide& decide) {
   constexpr size_t kCap = size_t{1} << 40;
   switch (e.kind) {
     case Expr::Kind::kEmpty: return 1;
     case Expr::Kind::kLiteral: return e.bytes.size();
     case Expr::Kind::kCharClass: return 2 * e.ranges.size() + 1;
-    case Expr::Kind::kRuleRef: return substituted.count(&e) ? planned[e.rule] : 1;
+    case Expr::Kind::kRuleRef: return decide(e, budget) ? planned[e.rule] : 1;
     case Expr::Kind::kAutomaton: return 4 * e.automaton->size() + 1;
     case Expr::Kind::kRepeat: {
-      const size_t child = expanded_size(e.children[0], substituted, planned);
+      const size_t child = plan_body(e.children[0], planned, budget, decide);
       const size_t times = e.max == kUnbounded ? size_t{e.min} + 1 : e.max;
       return std::min(kCap, child * std::max<size_t>(1, times) + 1);
     }
     default: {
       size_t n = 1;
-      for (const auto& c : e.children) n = std::min(kCap, n + expanded_size(c, substituted, planned));
+      for (const auto& c : e.children) n = std::min(kCap, n + plan_body(c, planned, budget, decide));
       return n;
     }
   }
@@ -110,8 +113,11 @@ const Expr& InlinePlan::resolve(const Expr& e) const {
 InlinePlan plan_inlining(const Grammar& g, const InlineLimits& limits) {
   const size_t n = g.rules.size();
   std::vector<std::vector<uint32_t>> refs(n);
+  // How often each rule is referenced: a rule used once is inlined whatever its size.
+  std::vector<size_t> uses(n, 0);
   for (size_t r = 0; r < n; ++r) {
     collect_refs(g.rules[r].body, refs[r]);
+    for (uint32_t callee : refs[r]) ++uses[callee];
     std::sort(refs[r].begin(), refs[r].end());
     refs[r].erase(std::unique(refs[r].begin(), refs[r].end()), refs[r].end());
   }
@@ -139,36 +145,20 @@ InlinePlan plan_inlining(const Grammar& g, const InlineLimits& limits) {
     }
   }
 
-  // How often each rule is referenced: a rule used once is inlined whatever its size.
-  std::vector<size_t> uses(n, 0);
-  std::function<void(const Expr&)> count = [&](const Expr& e) {
-    if (e.kind == Expr::Kind::kRuleRef) ++uses[e.rule];
-    for (const auto& c : e.children) count(c);
-  };
-  for (const auto& r : g.rules) count(r.body);
-
   InlinePlan plan;
   plan.grammar_ = &g;
   std::vector<size_t> size(n, 0);
-  // References are decided in the order a substituting pass would meet them: depth first,
-  // children in order, never inside a body just substituted (its references were decided
-  // with its own rule).
-  std::function<void(const Expr&, size_t&)> decide = [&](const Expr& e, size_t& budget) {
-    if (e.kind == Expr::Kind::kRuleRef) {
-      const uint32_t r = e.rule;
-      const bool small = size[r] <= limits.max_rule_size || (uses[r] == 1 && size[r] <= limits.max_single_use_size);
-      if (!recursive[r] && r != g.root && !g.rules[r].no_inline && small && size[r] <= budget) {
-        budget -= size[r];
-        plan.substituted_.insert(&e);
-      }
-      return;
-    }
-    for (const auto& c : e.children) decide(c, budget);
+  auto decide = [&](const Expr& ref, size_t& budget) {
+    const uint32_t r = ref.rule;
+    const bool small = size[r] <= limits.max_rule_size || (uses[r] == 1 && size[r] <= limits.max_single_use_size);
+    if (recursive[r] || r == g.root || g.rules[r].no_inline || !small || size[r] > budget) return false;
+    budget -= size[r];
+    plan.substituted_.insert(&ref);
+    return true;
   };
   for (uint32_t r : order) {
     size_t budget = limits.max_body_size;
-    decide(g.rules[r].body, budget);
-    size[r] = expanded_size(g.rules[r].body, plan.substituted_, size);
+    size[r] = plan_body(g.rules[r].body, size, budget, decide);
   }
   return plan;
 }

@@ -21,7 +21,8 @@ constexpr uint32_t kBodyOf = 1u << 31;  // parent tag: the node is the body of r
 // Calls f(ref) for every rule reference in `e`, without recursion.
 template <typename F>
 void visit_refs(const Expr& e, F&& f) {
-  std::vector<const Expr*> stack{&e};
+  thread_local std::vector<const Expr*> stack;  // reused across calls (one per rule); f must not visit again
+  stack.assign(1, &e);
   while (!stack.empty()) {
     const Expr* x = stack.back();
     stack.pop_back();
@@ -78,10 +79,15 @@ std::vector<char> productive_rules(const Grammar& g) {
       if (count == 0) ready.push_back(node);
     }
   }
-  std::sort(waits.begin(), waits.end());
+  // The waiting nodes grouped by the rule they wait on (a counting sort: linear).
   std::vector<uint32_t> wait_begin(num_rules + 1, 0);
   for (const auto& w : waits) ++wait_begin[w.first + 1];
   for (uint32_t r = 0; r < num_rules; ++r) wait_begin[r + 1] += wait_begin[r];
+  std::vector<uint32_t> waiting(waits.size());
+  {
+    std::vector<uint32_t> fill(wait_begin.begin(), wait_begin.end() - 1);
+    for (const auto& [rule, node] : waits) waiting[fill[rule]++] = node;
+  }
 
   std::vector<char> productive(num_rules, 0);
   auto settle_one = [&](uint32_t node) {
@@ -98,7 +104,7 @@ std::vector<char> productive_rules(const Grammar& g) {
     const uint32_t r = up & ~kBodyOf;
     if (productive[r]) continue;
     productive[r] = 1;
-    for (uint32_t k = wait_begin[r]; k < wait_begin[r + 1]; ++k) settle_one(waits[k].second);
+    for (uint32_t k = wait_begin[r]; k < wait_begin[r + 1]; ++k) settle_one(waiting[k]);
   }
   return productive;
 }
