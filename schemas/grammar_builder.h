@@ -46,6 +46,16 @@ class GrammarBuilder {
   static Expr lit(const std::string& s) { return Expr::literal(s); }
   static Expr never() { return Expr::char_class({}); }
   static Expr seq(std::vector<Expr> v) { return Expr::sequence(std::move(v)); }
+  /// seq() without an initializer list's copies: temporaries are moved in (a member machine
+  /// builds one sequence per move, some around a whole choice).
+  template <class... E>
+  static Expr seq_of(E&&... parts) {
+    std::vector<Expr> v;
+    v.reserve(sizeof...(parts));
+    (v.push_back(std::forward<E>(parts)), ...);
+    return Expr::sequence(std::move(v));
+  }
+
 
   bool pretty() const { return opt_.whitespace == JsonSchemaOptions::Whitespace::kPretty; }
   // Pretty indentation stops at kMaxPrettyDepth: each level is a rule set of its own, and

@@ -174,31 +174,26 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
     }
     if (m.accepting[s]) exits.push_back(Expr::empty());
     for (const auto& mv : m.moves[s]) {
-      if (mv.target != s) onward.push_back(seq({mv.element, A(mv.target)}));  // two rule references
+      if (mv.target != s) onward.push_back(seq_of(mv.element, A(mv.target)));  // two rule references
     }
     // The separator once, before the choice of the next element: a member machine has
     // 2^q states with up to q moves each, and every expression node is paid for in each
     // pass over the grammar (the rule automaton is the same either way).
-    if (!onward.empty()) {
-      std::vector<Expr> step;  // moved in: an initializer list would copy the whole choice
-      step.push_back(p.sep);
-      step.push_back(onward.size() == 1 ? std::move(onward[0]) : Expr::choice(std::move(onward)));
-      exits.push_back(seq(std::move(step)));
-    }
+    if (!onward.empty()) exits.push_back(seq_of(p.sep, Expr::choice(std::move(onward))));
     std::vector<Expr> body;
-    if (!loops.empty()) body.push_back(Expr::repeat(seq({p.sep, Expr::choice(std::move(loops))}), 0, kUnbounded));
+    if (!loops.empty()) body.push_back(Expr::repeat(seq_of(p.sep, Expr::choice(std::move(loops))), 0, kUnbounded));
     body.push_back(exits.empty() ? never() : Expr::choice(std::move(exits)));
     // A state stays a rule of its own: inlined, each state's automaton would copy the states
     // after it (up to the inlining budget), multiplying a member machine's 2^q states.
-    const uint32_t id = add_rule(hint + "-s" + std::to_string(s), seq(std::move(body)), true);
+    const uint32_t id = add_rule(hint + "-s" + std::to_string(s), Expr::sequence(std::move(body)), true);
     after[s] = id;
     return Expr::rule_ref(id);
   };
   std::vector<Expr> first;
-  for (const auto& mv : m.moves[0]) first.push_back(seq({mv.element, A(mv.target)}));
+  for (const auto& mv : m.moves[0]) first.push_back(seq_of(mv.element, A(mv.target)));
   std::vector<Expr> alts;
   if (m.accepting[0]) alts.push_back(p.empty);
-  if (!first.empty()) alts.push_back(seq({p.open, Expr::choice(std::move(first)), p.close}));
+  if (!first.empty()) alts.push_back(seq_of(p.open, Expr::choice(std::move(first)), p.close));
   return alts.empty() ? never() : Expr::choice(std::move(alts));
 }
 
