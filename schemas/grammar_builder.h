@@ -43,6 +43,11 @@ class GrammarBuilder {
 
  private:
   static constexpr size_t kMaxExactObligations = 8;
+  // Key patterns (patternProperties, additionalProperties, propertyNames, patterned
+  // obligations) one object may have, and the regions of keys they may split the other
+  // keys into (each region one member kind).
+  static constexpr size_t kMaxKeyPatterns = 64;
+  static constexpr size_t kMaxKeyRegions = 256;
   static Expr lit(const std::string& s) { return Expr::literal(s); }
   static Expr never() { return Expr::char_class({}); }
   static Expr seq(std::vector<Expr> v) { return Expr::sequence(std::move(v)); }
@@ -55,7 +60,6 @@ class GrammarBuilder {
     (v.push_back(std::forward<E>(parts)), ...);
     return Expr::sequence(std::move(v));
   }
-
 
   bool pretty() const { return opt_.whitespace == JsonSchemaOptions::Whitespace::kPretty; }
   // Pretty indentation stops at kMaxPrettyDepth: each level is a rule set of its own, and
@@ -129,7 +133,8 @@ class GrammarBuilder {
     Expr key;           // the JSON string of the key (set after merge_kinds)
     DfaPtr key_dfa;     // its language
     TermPtr value;
-    uint64_t satisfies;  // obligations met by a member of this kind
+    uint64_t satisfies;  // obligations tracked as a set that a member of this kind meets (their bits)
+    uint32_t counts;     // counted obligations it meets (plain required names; see obligation_bits)
     int order;           // index in the declared order, or -1
     const std::string* name;  // the key, when the kind is one literal name
   };
@@ -147,6 +152,9 @@ class GrammarBuilder {
 
   Expr object_expr(const ObjectRec& r, uint32_t depth, const std::string& pointer);
 
+  // Each obligation of `r.must`: its bit in a member machine state's set, or -1 when it is
+  // counted instead. Throws SchemaError when too many need a bit.
+  static std::vector<int> obligation_bits(const ObjectRec& r, const std::string& pointer);
   Machine object_machine(const ObjectRec& r, const std::vector<Kind>& kinds, uint32_t depth,
                          const std::string& pointer);
 

@@ -364,7 +364,7 @@ Norm SchemaCompiler::dependency_norm(const json& s, const Term& t, const std::st
                                      const std::string& pointer) {
   (void)s;
   ObjectRec without;
-  without.rules.push_back({literal_key(name), name, t_false()});
+  without.rules.push_back({literal_key(name), name, t_false(), nullptr});
   ObjectRec with;
   with.must.push_back({literal_key(name), name, t_true()});
   if (dep.is_array()) {
@@ -396,7 +396,7 @@ Norm SchemaCompiler::object_keywords(const json& s, const Term& t, int draft) {
       for (const auto& [name, sub] : s["properties"].items()) {
         r.order.push_back(name);
         auto keyset = literal_key(name);
-        r.rules.push_back({keyset, name, child(t, sub, "/properties/" + escape_pointer_token(name))});
+        r.rules.push_back({keyset, name, child(t, sub, "/properties/" + escape_pointer_token(name)), nullptr});
       }
       // One trie for all the names (a union per name would cost quadratic time).
       if (!r.order.empty()) declared = std::make_shared<CharDfa>(CharDfa::literals(r.order));
@@ -406,7 +406,7 @@ Norm SchemaCompiler::object_keywords(const json& s, const Term& t, int draft) {
       for (const auto& [pat, sub] : s["patternProperties"].items()) {
         const std::string ptr = "/patternProperties/" + escape_pointer_token(pat);
         auto keyset = pattern_dfa(json(pat), p + ptr);
-        r.rules.push_back({keyset, std::nullopt, child(t, sub, ptr)});
+        r.rules.push_back({keyset, std::nullopt, child(t, sub, ptr), nullptr});
         declared = declared == no_strings() ? keyset : std::make_shared<CharDfa>(CharDfa::unite(*declared, *keyset));
       }
     }
@@ -427,7 +427,9 @@ Norm SchemaCompiler::object_keywords(const json& s, const Term& t, int draft) {
     if (opt_.forbid_additional_properties) additional = t_false();
     if (additional && additional->kind != Term::Kind::kTrue) {
       auto others = std::make_shared<CharDfa>(declared == no_strings() ? CharDfa::all() : declared->complement());
-      r.rules.push_back({others, std::nullopt, additional});
+      std::shared_ptr<const std::vector<std::string>> all_but;
+      if (!s.contains("patternProperties")) all_but = std::make_shared<const std::vector<std::string>>(r.order);
+      r.rules.push_back({others, std::nullopt, additional, std::move(all_but)});
     }
     if (s.contains("required")) {
       if (!s["required"].is_array()) throw SchemaError(p + "/required", "must be an array of names");
@@ -442,7 +444,7 @@ Norm SchemaCompiler::object_keywords(const json& s, const Term& t, int draft) {
       const DfaPtr allowed = names.string ? names.string : no_strings();
       if (allowed != all_strings()) {
         auto forbidden = std::make_shared<CharDfa>(allowed == no_strings() ? CharDfa::all() : allowed->complement());
-        r.rules.push_back({forbidden, std::nullopt, t_false()});
+        r.rules.push_back({forbidden, std::nullopt, t_false(), nullptr});
       }
     }
     if (s.contains("minProperties")) r.min = as_count(s["minProperties"], p + "/minProperties");

@@ -296,7 +296,7 @@ std::vector<ObjectRec> violations(const ObjectRec& r) {
   }
   for (const auto& m : r.must) {
     ObjectRec v;
-    v.rules.push_back({m.keys, m.literal, t_not(m.value)});
+    v.rules.push_back({m.keys, m.literal, t_not(m.value), nullptr});
     out.push_back(v);
   }
   return out;

@@ -1,7 +1,6 @@
 // schemas/object_grammar.cpp — GrammarBuilder (grammar_builder.h) for objects: member
 // kinds (literal names, key regions, obligations), their grouping, and the member machine.
 #include <algorithm>
-#include <bit>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -21,7 +20,7 @@ void GrammarBuilder::merge_kinds(std::vector<Kind>& kinds, uint32_t depth) {
   std::vector<std::vector<size_t>> groups;
   for (size_t i = 0; i < kinds.size(); ++i) {
     const uint32_t value = canon(term_rule(kinds[i].value, depth + 1));
-    auto [it, fresh] = group_of.try_emplace(fmt::format("{}|{}", kinds[i].satisfies, value), groups.size());
+    auto [it, fresh] = group_of.try_emplace(fmt::format("{}|{}|{}", kinds[i].satisfies, kinds[i].counts, value), groups.size());
     if (fresh) groups.emplace_back();
     groups[it->second].push_back(i);
   }
@@ -66,36 +65,51 @@ Expr GrammarBuilder::object_expr(const ObjectRec& r, uint32_t depth, const std::
   if (names.size() > 1) named = std::make_shared<CharDfa>(CharDfa::literals(names));
   // Key languages that split the other keys into regions.
   std::vector<DfaPtr> splitters;
+  // covers[j]: splitter j holds every key no literal name claims (it is "all keys but"
+  // names this object lists), so a region is inside it: no product needed.
+  std::vector<char> covers;
   for (const auto& k : r.rules) {
-    if (!k.literal) splitters.push_back(k.keys);
+    if (k.literal) continue;
+    splitters.push_back(k.keys);
+    covers.push_back(k.all_but && std::all_of(k.all_but->begin(), k.all_but->end(),
+                                              [&](const std::string& n) { return seen.contains(n); }));
   }
   for (const auto& o : r.must) {
-    if (!o.literal) splitters.push_back(o.keys);
+    if (o.literal) continue;
+    splitters.push_back(o.keys);
+    covers.push_back(0);
   }
-  if (splitters.size() > 6) {
-    throw SchemaError(pointer, fmt::format("{} key patterns on one object: too many to partition", splitters.size()));
+  if (splitters.size() > kMaxKeyPatterns) {
+    throw SchemaError(pointer, fmt::format("{} key patterns on one object: at most {} are supported", splitters.size(),
+                                           kMaxKeyPatterns));
   }
   const size_t q = r.must.size();
-  const bool exact_obligations = q <= kMaxExactObligations;
-  if (q > 63) {
-    throw SchemaError(pointer, fmt::format("{} required-member conditions on one object: at most 63 are supported", q));
+  const std::vector<int> bit_of = obligation_bits(r, pointer);
+  // The obligations on a literal name, by name; the others (key patterns) in order.
+  std::unordered_map<std::string, std::vector<uint32_t>> must_by_name;
+  std::vector<uint32_t> patterned_must;
+  for (uint32_t o = 0; o < q; ++o) {
+    if (r.must[o].literal) must_by_name[*r.must[o].literal].push_back(o);
+    else patterned_must.push_back(o);
   }
-  auto in_keys = [](const DfaPtr& keys, const std::optional<std::string>& lit_key, const std::string& k) {
-    return lit_key ? *lit_key == k : keys->accepts(k);
-  };
   std::vector<Kind> kinds;
   // Splits a member kind by the obligations whose value constraint it may or may not meet.
-  auto add_kind = [&](DfaPtr keys, TermPtr value, uint64_t key_matches, int order, const std::string* name) {
+  auto add_kind = [&](DfaPtr keys, TermPtr value, const std::vector<uint32_t>& met, int order, const std::string* name) {
     std::vector<std::pair<TermPtr, uint64_t>> variants{{value, 0}};
-    for (size_t o = 0; o < q; ++o) {
-      if (!(key_matches >> o & 1)) continue;
+    uint32_t counts = 0;
+    for (uint32_t o : met) {
+      if (bit_of[o] < 0) {
+        ++counts;  // a counted plain required name: met by any value
+        continue;
+      }
+      const uint64_t bit = uint64_t{1} << bit_of[o];
       const TermPtr& need = r.must[o].value;
       std::vector<std::pair<TermPtr, uint64_t>> next;
       for (auto& [v, bits] : variants) {
         if (need->kind == Term::Kind::kTrue) {
-          next.push_back({v, bits | (1ull << o)});
+          next.push_back({v, bits | bit});
         } else {
-          next.push_back({t_and({v, need}), bits | (1ull << o)});
+          next.push_back({t_and({v, need}), bits | bit});
           next.push_back({t_and({v, t_not(need)}), bits});
         }
       }
@@ -103,7 +117,7 @@ Expr GrammarBuilder::object_expr(const ObjectRec& r, uint32_t depth, const std::
     }
     for (auto& [v, bits] : variants) {
       if (v->kind == Term::Kind::kFalse) continue;
-      kinds.push_back({Expr::empty(), keys, v, bits, order, name});
+      kinds.push_back({Expr::empty(), keys, v, bits, counts, order, name});
     }
   };
   std::unordered_map<std::string, std::vector<size_t>> literal_rules;  // name → rules, in order
@@ -121,21 +135,56 @@ Expr GrammarBuilder::object_expr(const ObjectRec& r, uint32_t depth, const std::
     std::sort(applies.begin(), applies.end());
     std::vector<TermPtr> parts;
     for (size_t i : applies) parts.push_back(r.rules[i].value);
-    uint64_t matches = 0;
-    for (size_t o = 0; o < q; ++o) {
-      if (in_keys(r.must[o].keys, r.must[o].literal, name)) matches |= 1ull << o;
+    std::vector<uint32_t> met;
+    if (auto it = must_by_name.find(name); it != must_by_name.end()) met = it->second;
+    for (uint32_t o : patterned_must) {
+      if (r.must[o].keys->accepts(name)) met.push_back(o);
     }
+    std::sort(met.begin(), met.end());
     const auto pos = order_of.find(name);
-    add_kind(key_dfa(name), t_and(std::move(parts)), matches, pos == order_of.end() ? -1 : pos->second, &name);
+    add_kind(key_dfa(name), t_and(std::move(parts)), met, pos == order_of.end() ? -1 : pos->second, &name);
   }
-  const DfaPtr others = named == no_strings() ? all_strings() : std::make_shared<CharDfa>(named->complement());
-  for (uint32_t mask = 0; mask < (1u << splitters.size()); ++mask) {
-    CharDfa keys = *others;
-    for (size_t j = 0; j < splitters.size() && !keys.empty(); ++j) {
-      keys = CharDfa::intersect(keys, (mask >> j & 1) ? *splitters[j] : splitters[j]->complement());
+  // The other keys split into regions by the key patterns: each non-empty region is the set
+  // of keys that exactly the patterns of its mask match. Refined one pattern at a time,
+  // keeping only non-empty regions, so n disjoint patterns cost about n² products, not 2^n.
+  struct Region {
+    DfaPtr keys;
+    uint64_t mask;
+  };
+  std::vector<Region> regions;
+  {
+    const DfaPtr others = named == no_strings() ? all_strings() : std::make_shared<CharDfa>(named->complement());
+    uint64_t covering = 0;
+    for (size_t j = 0; j < splitters.size(); ++j) covering |= uint64_t{covers[j] != 0} << j;
+    // The complement of a covering splitter holds no other key: each region is inside it.
+    if (!others->empty()) regions.push_back({others, covering});
+    for (size_t j = 0; j < splitters.size(); ++j) {
+      if (covers[j]) continue;
+      c_.deadline_.check_now(ErrorLocation::at_pointer(pointer));
+      const CharDfa outside = splitters[j]->complement();
+      std::vector<Region> next;
+      for (const Region& region : regions) {
+        CharDfa in = CharDfa::intersect(*region.keys, *splitters[j]);
+        if (in.empty()) {
+          next.push_back(region);
+          continue;
+        }
+        CharDfa out = CharDfa::intersect(*region.keys, outside);
+        next.push_back({std::make_shared<CharDfa>(std::move(in)), region.mask | uint64_t{1} << j});
+        if (!out.empty()) next.push_back({std::make_shared<CharDfa>(std::move(out)), region.mask});
+      }
+      if (next.size() > kMaxKeyRegions) {
+        throw SchemaError(pointer, fmt::format("the key patterns of this object split its keys into more than {} "
+                                               "regions (keys that the same patterns match)",
+                                               kMaxKeyRegions));
+      }
+      regions = std::move(next);
     }
-    if (keys.empty()) continue;
-    const auto region = std::make_shared<CharDfa>(std::move(keys));
+    // In the order of their masks, as the kinds have always been listed.
+    std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.mask < b.mask; });
+  }
+  for (const Region& region : regions) {
+    const uint64_t mask = region.mask;
     std::vector<TermPtr> parts;
     size_t j = 0;
     for (const auto& k : r.rules) {
@@ -144,49 +193,50 @@ Expr GrammarBuilder::object_expr(const ObjectRec& r, uint32_t depth, const std::
         ++j;
       }
     }
-    uint64_t matches = 0;
-    for (size_t o = 0; o < q; ++o) {
-      if (!r.must[o].literal && (mask >> j & 1)) matches |= 1ull << o;
-      if (!r.must[o].literal) ++j;
+    std::vector<uint32_t> met;  // the patterned obligations follow the rules' patterns
+    for (uint32_t o : patterned_must) {
+      if (mask >> j++ & 1) met.push_back(o);
     }
-    add_kind(region, t_and(std::move(parts)), matches, -1, nullptr);
-  }
-  if (!exact_obligations) {
-    // Too many to track as a set: plain required names (no value condition) are counted
-    // instead, which is exact as long as no key repeats; the others stay a set.
-    size_t others = 0;
-    for (const auto& o : r.must) others += !(o.literal && o.value->kind == Term::Kind::kTrue);
-    if (others > kMaxExactObligations) {
-      throw SchemaError(pointer, fmt::format("{} required-member conditions on one object are too many to track: at most {} "
-                                             "that are more than a plain required name (each doubles the object's "
-                                             "states)",
-                                             others, kMaxExactObligations));
-    }
+    add_kind(region.keys, t_and(std::move(parts)), met, -1, nullptr);
   }
   merge_kinds(kinds, depth);
   for (auto& k : kinds) k.key = key_expr(k.key_dfa);
   return list_expr(object_machine(r, kinds, depth, pointer), p, pointer + "-members");
 }
 
+std::vector<int> GrammarBuilder::obligation_bits(const ObjectRec& r, const std::string& pointer) {
+  // Up to kMaxExactObligations obligations are tracked as a set, a bit each. Past that, plain
+  // required names (no value condition) are counted instead, which is exact as long as no
+  // key repeats; the others stay a set.
+  const size_t q = r.must.size();
+  std::vector<int> bit(q, -1);
+  int tracked = 0;
+  for (size_t o = 0; o < q; ++o) {
+    const bool plain = r.must[o].literal && r.must[o].value->kind == Term::Kind::kTrue;
+    if (q <= kMaxExactObligations || !plain) bit[o] = tracked++;
+  }
+  if (static_cast<size_t>(tracked) > kMaxExactObligations) {
+    throw SchemaError(pointer, fmt::format("{} required-member conditions on one object are too many to track: at most {} "
+                                           "that are more than a plain required name (each doubles the object's "
+                                           "states)",
+                                           tracked, kMaxExactObligations));
+  }
+  return bit;
+}
+
 Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kind>& kinds, uint32_t depth,
                        const std::string& pointer) {
   const bool schema_order = opt_.property_order == JsonSchemaOptions::PropertyOrder::kSchema;
   const size_t q = r.must.size();
-  const bool exact = q <= kMaxExactObligations;
-  // Counted obligations (see object_expr): plain required names, when there are too many
-  // obligations for a set. `counted` marks them; the rest keep a bit each.
-  uint64_t counted = 0;
-  if (!exact) {
-    for (size_t o = 0; o < q; ++o) {
-      if (r.must[o].literal && r.must[o].value->kind == Term::Kind::kTrue) counted |= 1ull << o;
-    }
-  }
-  const uint32_t n_counted = static_cast<uint32_t>(std::popcount(counted));
+  // Obligations kept as a set have a bit each; counted ones (bit -1) are plain required
+  // names counted instead (see obligation_bits).
+  const std::vector<int> bit_of = obligation_bits(r, pointer);
+  const uint32_t n_counted = static_cast<uint32_t>(std::count(bit_of.begin(), bit_of.end(), -1));
   const uint32_t n_order = static_cast<uint32_t>(r.order.size());
   const bool counting = r.min > 0 || r.max != kUnbounded;
   const uint32_t ccap = r.max != kUnbounded ? r.max : r.min;
   // Which obligation a declared required name stands for (for order checks).
-  std::vector<std::pair<uint32_t, int>> required_at;  // (position, obligation)
+  std::vector<std::pair<uint32_t, int>> required_at;  // (position, obligation's bit, -1 if counted)
   {
     std::unordered_map<std::string, uint32_t> order_of;
     for (uint32_t i = 0; i < n_order; ++i) order_of.try_emplace(r.order[i], i);
@@ -196,7 +246,7 @@ Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kin
       if (auto pos = order_of.find(*r.must[o].literal); pos != order_of.end()) at[pos->second] = static_cast<int>(o);
     }
     for (uint32_t j = 0; j < n_order; ++j) {
-      if (at[j] >= 0) required_at.push_back({j, at[j]});
+      if (at[j] >= 0) required_at.push_back({j, bit_of[at[j]]});
     }
   }
   struct State {
@@ -224,7 +274,7 @@ Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kin
     }
     return it->second;
   };
-  const uint64_t all = (q == 64 ? ~0ull : (1ull << q) - 1) & ~counted;
+  const uint64_t all = (uint64_t{1} << (q - n_counted)) - 1;
   // Each kind's member rule, looked up on its first move rather than on every one.
   std::vector<std::optional<Expr>> elements(kinds.size());
   id_of({0, 0, 0, 0});
@@ -234,12 +284,12 @@ Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kin
     const bool done = s.sat == all && s.present == n_counted;
     m.accepting[i] = done && s.count >= std::min(r.min, ccap);
     if (counting && r.max != kUnbounded && s.count >= r.max) continue;
-    auto met = [&](int o) { return (counted >> o & 1) ? false : (s.sat >> o & 1) != 0; };
+    auto met = [&](int bit) { return bit >= 0 && (s.sat >> bit & 1) != 0; };
     // The first required declared name at or after s.pos not seen yet (a counted one
     // cannot have been seen: declared names come once, in order).
     uint32_t first_unmet = n_order;
-    for (const auto& [j, o] : required_at) {
-      if (j >= s.pos && !met(o)) {
+    for (const auto& [j, bit] : required_at) {
+      if (j >= s.pos && !met(bit)) {
         first_unmet = j;
         break;
       }
@@ -254,8 +304,8 @@ Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kin
         if (first_unmet < to) continue;
         t.pos = k.order >= 0 ? to + 1 : n_order;
       }
-      t.sat |= k.satisfies & ~counted;
-      t.present += static_cast<uint32_t>(std::popcount(k.satisfies & counted));
+      t.sat |= k.satisfies;
+      t.present += k.counts;
       if (t.present > n_counted) continue;  // a repeated key: not a valid object's text
       if (counting) t.count = std::min(s.count + 1, std::max(ccap, 1u));
       const uint32_t target = id_of(t);  // may grow m.moves: index it afterwards

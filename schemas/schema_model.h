@@ -80,6 +80,10 @@ struct KeyRule {
   DfaPtr keys;
   std::optional<std::string> literal;  ///< the single key, when `keys` holds exactly one
   TermPtr value;
+  /// When set, `keys` is every key except these literal names (additionalProperties beside
+  /// properties alone): lets an object tell that `keys` holds all its undeclared keys
+  /// without a product of automata.
+  std::shared_ptr<const std::vector<std::string>> all_but;
 };
 
 /// At least one member has its key in `keys` and a value satisfying `value`.

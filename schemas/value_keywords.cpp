@@ -41,14 +41,14 @@ Norm SchemaCompiler::value_norm(const json& v, const std::string& pointer) {
       ObjectRec r;
       for (const auto& [k, x] : v.items()) {
         r.order.push_back(k);
-        r.rules.push_back({literal_key(k), k, const_term(x, pointer + "/" + escape_pointer_token(k))});
+        r.rules.push_back({literal_key(k), k, const_term(x, pointer + "/" + escape_pointer_token(k)), nullptr});
         r.must.push_back({literal_key(k), k, t_true()});
       }
       // Other names: the complement of the names' minimal automaton (linear), not a
       // product per name.
       DfaPtr others = all_strings();
       if (!r.order.empty()) others = std::make_shared<CharDfa>(CharDfa::literals(r.order).complement());
-      r.rules.push_back({others, std::nullopt, t_false()});
+      r.rules.push_back({others, std::nullopt, t_false(), std::make_shared<const std::vector<std::string>>(r.order)});
       n.objects.push_back(std::move(r));
       break;
     }

@@ -55,6 +55,75 @@ TEST(JsonSchema, ManyRequiredPropertiesInAnyOrderAreCounted) {
   EXPECT_FALSE(c.accepts(doc({"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "p10", "x"})));
 }
 
+// Past 63 required names too: plain required names are counted, not given a bit each, so
+// their number is not bounded by a state's bit set (it was 63).
+TEST(JsonSchema, HundredsOfRequiredNamesAreCounted) {
+  ojson schema = {{"type", "object"}, {"properties", ojson::object()}, {"required", ojson::array()},
+                  {"additionalProperties", false}};
+  std::vector<std::string> names;
+  for (int i = 0; i < 200; ++i) {
+    names.push_back(fmt::format("k{}", i));
+    schema["properties"][names.back()] = {{"type", "integer"}};
+    schema["required"].push_back(names.back());
+  }
+  auto doc = [](const std::vector<std::string>& keys) {
+    std::string s = "{";
+    for (size_t i = 0; i < keys.size(); ++i) s += (i ? "," : "") + fmt::format("\"{}\":{}", keys[i], i);
+    return s + "}";
+  };
+  JsonSchemaOptions o = schema_test::compact_options();
+  o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+  const Compiled any = compile(schema.dump(), o);
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 5; ++trial) {
+    std::vector<std::string> keys = names;
+    std::shuffle(keys.begin(), keys.end(), rng);
+    EXPECT_TRUE(any.accepts(doc(keys)));
+    EXPECT_FALSE(any.accepts(doc({keys.begin(), keys.end() - 1})));
+  }
+  o.property_order = JsonSchemaOptions::PropertyOrder::kSchema;
+  const Compiled ordered = compile(schema.dump(), o);
+  EXPECT_TRUE(ordered.accepts(doc(names)));
+  std::vector<std::string> skipped = names;
+  skipped.erase(skipped.begin() + 100);
+  EXPECT_FALSE(ordered.accepts(doc(skipped)));
+  std::swap(names[3], names[4]);
+  EXPECT_FALSE(ordered.accepts(doc(names)));
+}
+
+// patternProperties split the other keys into regions, each matched by the same patterns.
+// Twenty prefixes and four suffixes that overlap them (2^24 pattern combinations, about a
+// hundred of them non-empty), additionalProperties false: every key's value must meet each
+// pattern that matches it, a key no pattern matches is refused.
+TEST(JsonSchema, ManyKeyPatternsSplitTheKeysIntoRegions) {
+  const char* types[] = {"integer", "string", "boolean"};
+  const char* samples[] = {"7", "\"v\"", "true"};
+  ojson schema = {{"type", "object"}, {"patternProperties", ojson::object()}, {"additionalProperties", false}};
+  for (int i = 0; i < 20; ++i) schema["patternProperties"][fmt::format("^p{}_", i)] = {{"type", types[i % 3]}};
+  for (int j = 0; j < 4; ++j) schema["patternProperties"][fmt::format("_s{}$", j)] = {{"type", types[j % 2]}};
+  const Compiled c = compile(schema.dump(), schema_test::compact_options());
+  int accepted = 0;
+  for (int i = -1; i < 20; ++i) {
+    for (int j = -1; j < 4; ++j) {
+      const std::string key = (i < 0 ? std::string("q_") : fmt::format("p{}_", i)) + "x" + (j < 0 ? "" : fmt::format("_s{}", j));
+      for (int t = 0; t < 3; ++t) {
+        bool matched = false, ok = true;
+        if (i >= 0) matched = true, ok = ok && i % 3 == t;
+        if (j >= 0) matched = true, ok = ok && j % 2 == t;
+        const std::string d = fmt::format("{{\"{}\":{}}}", key, samples[t]);
+        EXPECT_EQ(c.accepts(d), matched && ok) << d;
+        accepted += matched && ok;
+      }
+    }
+  }
+  EXPECT_GT(accepted, 40);
+  // Patterns that all overlap (each a letter the key contains) make 2^12 regions: refused,
+  // naming the bound, rather than built.
+  ojson letters = {{"type", "object"}, {"patternProperties", ojson::object()}};
+  for (char ch = 'a'; ch < 'a' + 12; ++ch) letters["patternProperties"][std::string(1, ch)] = {{"type", "integer"}};
+  EXPECT_NE(error_of(letters.dump()).find("more than 256 regions"), std::string::npos) << error_of(letters.dump());
+}
+
 // In any order, members whose values are the same schema differ only in their keys: they
 // are one member rule whose key is a trie of the names (and of the other keys, when the
 // additional properties take the same value). Here 3 member rules instead of 10, and the
