@@ -62,43 +62,78 @@ std::vector<char> live_states(const std::vector<CharDfa::State>& states, Predece
   return live;
 }
 
-// The language classes of the live states when the live part of `states` has no cycle
-// (else nullopt): Revuz's minimization of acyclic automata (Revuz 1992, "Minimisation of
-// acyclic deterministic automata in linear time"). States are settled from the ends
-// backwards, each once all its live targets are; a state's class is that of any settled
-// state with the same finality and the same edges to classes (adjacent ranges to one class
-// merged), so equal languages meet in one hash table, in time linear in the edges. A
-// length-bounded string (a pattern or a format under maxLength) is such an automaton, and
-// the partition refinement's labels (the code-point intervals no edge boundary separates)
-// would multiply its edges several times over. Dead states share one class of their own.
-std::optional<std::vector<uint32_t>> acyclic_classes(const std::vector<CharDfa::State>& states,
-                                                     const std::vector<char>& live,
-                                                     const Predecessors& preds) {
+// The live states reachable from a cycle of live states (a loop included): those a
+// topological order of the live part (Kahn's algorithm) never takes. Closed under live
+// successors.
+std::vector<char> after_cycles(const std::vector<CharDfa::State>& states, const std::vector<char>& live) {
   const auto n = static_cast<uint32_t>(states.size());
-  std::vector<uint32_t> pending(n, 0), ready;
-  uint32_t live_count = 0;
+  std::vector<uint32_t> indegree(n, 0), ready;
   for (uint32_t s = 0; s < n; ++s) {
     if (!live[s]) continue;
-    ++live_count;
-    for (const auto& e : states[s].edges) pending[s] += live[e.target] ? 1 : 0;
-    if (pending[s] == 0) ready.push_back(s);
+    for (const auto& e : states[s].edges) indegree[e.target] += live[e.target] ? 1 : 0;
   }
-  constexpr uint32_t kUnsettled = UINT32_MAX;
-  std::vector<uint32_t> cls(n, kUnsettled);
-  // The classes' keys (finality, then lo, hi, class per merged edge), one after another in
-  // `keys`; an open-addressing table of class ids by key hash.
-  std::vector<uint32_t> keys, key_begin{0};
-  std::vector<uint64_t> key_hash;
-  size_t table_size = 16;
-  while (table_size < 2 * size_t{live_count}) table_size *= 2;
-  std::vector<uint32_t> table(table_size, kUnsettled);
-  const size_t mask = table_size - 1;
-  std::vector<uint32_t> key;
-  uint32_t settled = 0;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (live[s] && indegree[s] == 0) ready.push_back(s);
+  }
   while (!ready.empty()) {
     const uint32_t s = ready.back();
     ready.pop_back();
-    ++settled;
+    for (const auto& e : states[s].edges) {
+      if (live[e.target] && --indegree[e.target] == 0) ready.push_back(e.target);
+    }
+  }
+  std::vector<char> core(n, 0);
+  for (uint32_t s = 0; s < n; ++s) core[s] = live[s] && indegree[s] > 0;
+  return core;
+}
+
+std::vector<uint32_t> refined_classes(const std::vector<CharDfa::State>& states, const std::vector<char>& live);
+
+// The language classes of the states (dead states share one class of their own).
+//
+// The live states reachable from a cycle (the core: a number's exponent digits, a trailing
+// run of zeros) are classed by partition refinement among themselves; they reach no other
+// state. The rest has no cycle and is settled from the ends backwards, each state once all
+// its live targets are: Revuz's minimization of acyclic automata (Revuz 1992,
+// "Minimisation of acyclic deterministic automata in linear time"). A state's class is that
+// of any settled state, or of any core class, with the same finality and the same edges to
+// classes (adjacent ranges to one class merged), so equal languages meet in one hash table,
+// in time linear in the edges. A length-bounded string (a pattern or a format under
+// maxLength) has no core; the numbers of an enum have a small one behind tens of thousands
+// of states; on either, the refinement's labels (the code-point intervals no edge boundary
+// separates) would multiply the edges several times over.
+std::vector<uint32_t> language_classes(const std::vector<CharDfa::State>& states, const std::vector<char>& live,
+                                       const Predecessors& preds) {
+  const auto n = static_cast<uint32_t>(states.size());
+  const std::vector<char> core = after_cycles(states, live);
+  uint32_t core_count = 0, rest_count = 0;
+  for (uint32_t s = 0; s < n; ++s) {
+    core_count += core[s] ? 1 : 0;
+    rest_count += live[s] && !core[s] ? 1 : 0;
+  }
+  if (rest_count == 0) return refined_classes(states, live);
+  constexpr uint32_t kUnsettled = UINT32_MAX;
+  std::vector<uint32_t> cls(n, kUnsettled);
+  uint32_t next_class = 0;
+  if (core_count > 0) {
+    const std::vector<uint32_t> core_classes = refined_classes(states, core);
+    for (uint32_t s = 0; s < n; ++s) {
+      if (!core[s]) continue;
+      cls[s] = core_classes[s];
+      next_class = std::max(next_class, cls[s] + 1);
+    }
+  }
+  // The classes' keys (finality, then lo, hi, class per merged edge), one after another in
+  // `keys`; an open-addressing table of entries by key hash.
+  std::vector<uint32_t> keys, key_begin{0}, key_class;
+  std::vector<uint64_t> key_hash;
+  size_t table_size = 16;
+  while (table_size < 2 * size_t{rest_count + core_count}) table_size *= 2;
+  std::vector<uint32_t> table(table_size, kUnsettled);
+  const size_t mask = table_size - 1;
+  std::vector<uint32_t> key;
+  // The class of the key of state s: an existing one, else `fresh` (kUnsettled: a new one).
+  auto class_of_key = [&](uint32_t s, uint32_t fresh) {
     key.assign(1, states[s].final ? 1u : 0u);
     for (const auto& e : states[s].edges) {
       if (!live[e.target]) continue;
@@ -111,29 +146,44 @@ std::optional<std::vector<uint32_t>> acyclic_classes(const std::vector<CharDfa::
       }
     }
     const uint64_t h = fnv1a_u32(key, kFnvOffsetBasis ^ key.size());
-    size_t i = static_cast<size_t>(mix64(h) >> 32) & mask;
-    for (;; i = (i + 1) & mask) {
-      const uint32_t c = table[i];
-      if (c == kUnsettled) {
+    for (size_t i = static_cast<size_t>(mix64(h) >> 32) & mask;; i = (i + 1) & mask) {
+      const uint32_t entry = table[i];
+      if (entry == kUnsettled) {
         table[i] = static_cast<uint32_t>(key_hash.size());
         key_hash.push_back(h);
         keys.insert(keys.end(), key.begin(), key.end());
         key_begin.push_back(static_cast<uint32_t>(keys.size()));
-        cls[s] = table[i];
-        break;
+        key_class.push_back(fresh == kUnsettled ? next_class++ : fresh);
+        return key_class.back();
       }
-      if (key_hash[c] == h && std::equal(key.begin(), key.end(), keys.begin() + key_begin[c],
-                                         keys.begin() + key_begin[c + 1])) {
-        cls[s] = c;
-        break;
+      if (key_hash[entry] == h && std::equal(key.begin(), key.end(), keys.begin() + key_begin[entry],
+                                             keys.begin() + key_begin[entry + 1])) {
+        return key_class[entry];
       }
     }
-    for (const uint32_t p : preds.of(s)) {
-      if (live[p] && --pending[p] == 0) ready.push_back(p);
+  };
+  // Each core class's key, from one of its states (all have the same: the classes are exact).
+  if (core_count > 0) {
+    std::vector<char> keyed(next_class, 0);
+    for (uint32_t s = 0; s < n; ++s) {
+      if (core[s] && !keyed[cls[s]]) keyed[cls[s]] = 1, class_of_key(s, cls[s]);
     }
   }
-  if (settled < live_count) return std::nullopt;  // a cycle
-  const auto dead = static_cast<uint32_t>(key_hash.size());
+  std::vector<uint32_t> pending(n, 0), ready;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (!live[s] || core[s]) continue;
+    for (const auto& e : states[s].edges) pending[s] += live[e.target] && !core[e.target] ? 1 : 0;
+    if (pending[s] == 0) ready.push_back(s);
+  }
+  while (!ready.empty()) {
+    const uint32_t s = ready.back();
+    ready.pop_back();
+    cls[s] = class_of_key(s, kUnsettled);
+    for (const uint32_t p : preds.of(s)) {
+      if (live[p] && !core[p] && --pending[p] == 0) ready.push_back(p);
+    }
+  }
+  const uint32_t dead = next_class;
   for (uint32_t s = 0; s < n; ++s) {
     if (!live[s]) cls[s] = dead;
   }
@@ -524,8 +574,7 @@ CharDfa CharDfa::minimized() const {
   const size_t n = states_.size();
   Predecessors preds;
   const std::vector<char> live = live_states(states_, preds);
-  std::optional<std::vector<uint32_t>> acyclic = acyclic_classes(states_, live, preds);
-  const std::vector<uint32_t> cls = acyclic ? std::move(*acyclic) : refined_classes(states_, live);
+  const std::vector<uint32_t> cls = language_classes(states_, live, preds);
   const size_t count = n ? *std::max_element(cls.begin(), cls.end()) + 1 : 0;
   std::vector<uint32_t> remap(count, UINT32_MAX), rep;
   remap[cls[0]] = 0;

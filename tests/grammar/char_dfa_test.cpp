@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 
 #include "automata/earley.h"
@@ -100,7 +101,8 @@ TEST(CharDfa, ShortcutsGiveThePartitionRefinementResult) {
 
 // Automata without a cycle (words, length-bounded strings) are minimized bottom-up by
 // hashing (Revuz); the result must be partition refinement's. An unreachable final state
-// with a loop makes minimized() take the refinement, and leaves the reachable part alone.
+// with a loop is a class of its own, found by refinement, and leaves the reachable part
+// alone.
 TEST(CharDfa, AcyclicMinimizationGivesThePartitionRefinementResult) {
   std::mt19937 rng(11);
   const std::vector<std::pair<uint32_t, uint32_t>> ranges{{'a', 'a'}, {'b', 'b'}, {'c', 'd'}, {0xE9, 0xE9}, {0x100, 0x2FF}};
@@ -146,6 +148,133 @@ TEST(CharDfa, AcyclicMinimizationGivesThePartitionRefinementResult) {
   EXPECT_EQ(canonical_form(bounded), canonical_form(CharDfa::from_states(looped).minimized()));
   EXPECT_TRUE(bounded.accepts("axb@c"));
   EXPECT_FALSE(bounded.accepts("axb@ccccccccc"));
+}
+
+// Moore's minimization, written out naively: the reference for automata of a few dozen
+// states. Live states (those reaching a final one) are split by finality, then by the class
+// each elementary code-point interval leads to, until nothing splits; the result has one
+// state per class reachable from the start, adjacent intervals to one class merged.
+CharDfa moore_minimized(const std::vector<CharDfa::State>& states) {
+  const size_t n = states.size();
+  std::vector<uint32_t> cuts;
+  for (const auto& st : states) {
+    for (const auto& e : st.edges) cuts.insert(cuts.end(), {e.lo, e.hi + 1});
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  auto target = [&](size_t s, uint32_t cp) -> int {
+    for (const auto& e : states[s].edges) {
+      if (cp >= e.lo && cp <= e.hi) return static_cast<int>(e.target);
+    }
+    return -1;
+  };
+  std::vector<char> live(n, 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t s = 0; s < n; ++s) {
+      if (live[s]) continue;
+      bool reaches = states[s].final;
+      for (const auto& e : states[s].edges) reaches = reaches || live[e.target];
+      if (reaches) live[s] = 1, changed = true;
+    }
+  }
+  std::vector<int> cls(n, -1);
+  for (size_t s = 0; s < n; ++s) cls[s] = live[s] ? (states[s].final ? 1 : 0) : -1;
+  auto class_after = [&](size_t s, uint32_t cp) {
+    const int t = target(s, cp);
+    return t < 0 || !live[t] ? -1 : cls[t];
+  };
+  for (size_t count = 0;;) {
+    std::map<std::vector<int>, int> ids;
+    std::vector<int> next(n, -1);
+    for (size_t s = 0; s < n; ++s) {
+      if (!live[s]) continue;
+      std::vector<int> sig{cls[s]};
+      for (size_t k = 0; k + 1 < cuts.size(); ++k) sig.push_back(class_after(s, cuts[k]));
+      next[s] = ids.emplace(sig, static_cast<int>(ids.size())).first->second;
+    }
+    cls = next;
+    if (ids.size() == count) break;
+    count = ids.size();
+  }
+  // The classes reachable from the start, the start's first.
+  std::map<int, uint32_t> id;
+  std::vector<size_t> rep;
+  auto add = [&](size_t s) {
+    if (id.emplace(cls[s], static_cast<uint32_t>(rep.size())).second) rep.push_back(s);
+  };
+  add(0);
+  for (size_t i = 0; i < rep.size(); ++i) {
+    for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+      const int t = target(rep[i], cuts[k]);
+      if (t >= 0 && live[t]) add(static_cast<size_t>(t));
+    }
+  }
+  std::vector<CharDfa::State> out(rep.size());
+  for (size_t i = 0; i < rep.size(); ++i) {
+    out[i].final = states[rep[i]].final;
+    for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+      const int t = target(rep[i], cuts[k]);
+      if (t < 0 || !live[t]) continue;
+      auto& edges = out[i].edges;
+      const uint32_t to = id.at(cls[t]);
+      if (!edges.empty() && edges.back().target == to && edges.back().hi + 1 == cuts[k]) {
+        edges.back().hi = cuts[k + 1] - 1;
+      } else {
+        edges.push_back({cuts[k], cuts[k + 1] - 1, to});
+      }
+    }
+  }
+  return CharDfa::from_states(std::move(out));
+}
+
+// Automata with cycles behind an acyclic part (the numbers of an enum: tens of thousands of
+// states before a small core of exponent digits and trailing zeros): the states reaching
+// no cycle are settled by hashing, the core by refinement, and a state of either part may be
+// equivalent to one of the other. The result must be Moore's.
+TEST(CharDfa, MinimizationWithACyclicCoreEqualsMoores) {
+  std::mt19937 rng(23);
+  const std::vector<std::pair<uint32_t, uint32_t>> ranges{{'a', 'a'}, {'b', 'b'}, {'c', 'd'}, {0xE9, 0xE9}};
+  int with_core = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    // States below `layered` only lead to later states; the others anywhere at or after
+    // `layered` (loops and cycles). Few ranges and few targets, so many states share futures.
+    const uint32_t n = 2 + rng() % 24;
+    const uint32_t layered = rng() % (n + 1);
+    std::vector<CharDfa::State> states(n);
+    for (uint32_t s = 0; s < n; ++s) {
+      states[s].final = rng() % 3 == 0;
+      for (const auto& [lo, hi] : ranges) {
+        if (rng() % 2 == 0) continue;
+        const uint32_t from = s < layered ? s + 1 : layered;
+        if (from >= n) continue;
+        const uint32_t t = from + rng() % std::min<uint32_t>(s < layered ? 3 : n - from, n - from);
+        states[s].edges.push_back({lo, hi, t});
+      }
+    }
+    const CharDfa given = CharDfa::from_states(states);
+    const CharDfa fast = given.minimized();
+    const CharDfa reference = moore_minimized(states);
+    if (reference.states()[0].edges.empty() && !reference.states()[0].final) continue;  // empty language
+    EXPECT_EQ(canonical_form(fast), canonical_form(reference)) << "trial " << trial;
+    with_core += layered < n;
+    static const char* const kPieces[] = {"a", "b", "c", "d", "\xc3\xa9"};
+    for (int k = 0; k < 20; ++k) {
+      std::string text;
+      for (size_t len = rng() % 7; len > 0; --len) text += kPieces[rng() % 5];
+      EXPECT_EQ(fast.accepts(text), given.accepts(text)) << "trial " << trial << ": " << text;
+    }
+  }
+  EXPECT_GT(with_core, 100);
+  // A state outside the core with the language of a core state: 0 -b-> A, 0 -c-> C, A final
+  // with a -> C, C final with a loop on a. A and C both accept a*, so they are one state and
+  // b, c one edge.
+  const CharDfa across = CharDfa::from_states({{{{'b', 'b', 1}, {'c', 'c', 2}}, false},
+                                               {{{'a', 'a', 2}}, true},
+                                               {{{'a', 'a', 2}}, true}}).minimized();
+  ASSERT_EQ(across.size(), 2u);
+  EXPECT_EQ(across.states()[0].edges.size(), 1u);
+  EXPECT_TRUE(across.accepts("baaa") && across.accepts("c") && !across.accepts("a"));
 }
 
 // The same automaton without its word list (from_states() records none), so that the
