@@ -25,26 +25,36 @@ std::string error_of(const std::string& schema, JsonSchemaOptions options = {}) 
   return schema_test::schema_error_of(schema, options);
 }
 
-TEST(JsonSchema, ManyRequiredPropertiesInAnyOrderAreCounted) {
-  // Twelve required names in any order: the grammar cannot list the orders, it counts.
+// An object of `n` required integer properties `<prefix>0`, `<prefix>1`, …, nothing else
+// allowed; `names` gets the names in order.
+ojson required_integers(int n, const char* prefix, std::vector<std::string>& names) {
   ojson schema = {{"type", "object"}, {"properties", ojson::object()}, {"required", ojson::array()},
                   {"additionalProperties", false}};
-  std::vector<std::string> names;
-  for (int i = 0; i < 12; ++i) {
-    names.push_back(fmt::format("p{}", i));
+  for (int i = 0; i < n; ++i) {
+    names.push_back(fmt::format("{}{}", prefix, i));
     schema["properties"][names.back()] = {{"type", "integer"}};
     schema["required"].push_back(names.back());
   }
+  return schema;
+}
+
+// The compact object with these keys in this order, the i-th valued i.
+std::string object_of(const std::vector<std::string>& keys) {
+  std::string s = "{";
+  for (size_t i = 0; i < keys.size(); ++i) s += (i ? "," : "") + fmt::format("\"{}\":{}", keys[i], i);
+  return s + "}";
+}
+
+TEST(JsonSchema, ManyRequiredPropertiesInAnyOrderAreCounted) {
+  // Twelve required names in any order: the grammar cannot list the orders, it counts.
+  std::vector<std::string> names;
+  const ojson schema = required_integers(12, "p", names);
   JsonSchemaOptions o;
   o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
   o.whitespace = JsonSchemaOptions::Whitespace::kCompact;
   const Compiled c = compile(schema.dump(), o);
   std::mt19937 rng(7);
-  auto doc = [](const std::vector<std::string>& keys) {
-    std::string s = "{";
-    for (size_t i = 0; i < keys.size(); ++i) s += (i ? "," : "") + fmt::format("\"{}\":{}", keys[i], i);
-    return s + "}";
-  };
+  const auto doc = object_of;
   for (int trial = 0; trial < 20; ++trial) {
     std::vector<std::string> keys = names;
     std::shuffle(keys.begin(), keys.end(), rng);
@@ -58,19 +68,9 @@ TEST(JsonSchema, ManyRequiredPropertiesInAnyOrderAreCounted) {
 // Past 63 required names too: plain required names are counted, not given a bit each, so
 // their number is not bounded by a state's bit set (it was 63).
 TEST(JsonSchema, HundredsOfRequiredNamesAreCounted) {
-  ojson schema = {{"type", "object"}, {"properties", ojson::object()}, {"required", ojson::array()},
-                  {"additionalProperties", false}};
   std::vector<std::string> names;
-  for (int i = 0; i < 200; ++i) {
-    names.push_back(fmt::format("k{}", i));
-    schema["properties"][names.back()] = {{"type", "integer"}};
-    schema["required"].push_back(names.back());
-  }
-  auto doc = [](const std::vector<std::string>& keys) {
-    std::string s = "{";
-    for (size_t i = 0; i < keys.size(); ++i) s += (i ? "," : "") + fmt::format("\"{}\":{}", keys[i], i);
-    return s + "}";
-  };
+  const ojson schema = required_integers(200, "k", names);
+  const auto doc = object_of;
   JsonSchemaOptions o = schema_test::compact_options();
   o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
   const Compiled any = compile(schema.dump(), o);
