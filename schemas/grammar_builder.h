@@ -155,8 +155,9 @@ class GrammarBuilder {
   // Each obligation of `r.must`: its bit in a member machine state's set, or -1 when it is
   // counted instead. Throws SchemaError when too many need a bit.
   static std::vector<int> obligation_bits(const ObjectRec& r, const std::string& pointer);
-  Machine object_machine(const ObjectRec& r, const std::vector<Kind>& kinds, uint32_t depth,
-                         const std::string& pointer);
+  // `bit_of`: obligation_bits(r), each obligation's bit in a state's set (-1: counted).
+  Machine object_machine(const ObjectRec& r, const std::vector<Kind>& kinds, const std::vector<int>& bit_of,
+                         uint32_t depth, const std::string& pointer);
 
   // A member (key, colon, value) is a rule of its own: the object's state machine names it
   // in many states, and copying it into each would multiply automaton states.

@@ -201,7 +201,7 @@ Expr GrammarBuilder::object_expr(const ObjectRec& r, uint32_t depth, const std::
   }
   merge_kinds(kinds, depth);
   for (auto& k : kinds) k.key = key_expr(k.key_dfa);
-  return list_expr(object_machine(r, kinds, depth, pointer), p, pointer + "-members");
+  return list_expr(object_machine(r, kinds, bit_of, depth, pointer), p, pointer + "-members");
 }
 
 std::vector<int> GrammarBuilder::obligation_bits(const ObjectRec& r, const std::string& pointer) {
@@ -224,13 +224,10 @@ std::vector<int> GrammarBuilder::obligation_bits(const ObjectRec& r, const std::
   return bit;
 }
 
-Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kind>& kinds, uint32_t depth,
-                       const std::string& pointer) {
+Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kind>& kinds,
+                                      const std::vector<int>& bit_of, uint32_t depth, const std::string& pointer) {
   const bool schema_order = opt_.property_order == JsonSchemaOptions::PropertyOrder::kSchema;
   const size_t q = r.must.size();
-  // Obligations kept as a set have a bit each; counted ones (bit -1) are plain required
-  // names counted instead (see obligation_bits).
-  const std::vector<int> bit_of = obligation_bits(r, pointer);
   const uint32_t n_counted = static_cast<uint32_t>(std::count(bit_of.begin(), bit_of.end(), -1));
   const uint32_t n_order = static_cast<uint32_t>(r.order.size());
   const bool counting = r.min > 0 || r.max != kUnbounded;
