@@ -4,6 +4,7 @@
 #include "grammar/partition_refinement.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <span>
@@ -195,14 +196,25 @@ std::vector<uint32_t> language_classes(const std::vector<CharDfa::State>& states
 // are the classes of code points no edge boundary separates.
 std::vector<uint32_t> refined_classes(const std::vector<CharDfa::State>& states, const std::vector<char>& live) {
   const size_t n = states.size();
+  // The edge boundaries, most repeats dropped on the way by a small direct-mapped table of
+  // recent ones (an automaton of tens of thousands of states over ten digits has a dozen
+  // distinct boundaries): what is left to sort is near the distinct count.
   std::vector<uint32_t> cuts;
+  std::array<uint32_t, 256> recent;
+  recent.fill(UINT32_MAX);  // no boundary: at most kMaxCodepoint + 1
+  auto add_cut = [&](uint32_t c) {
+    uint32_t& slot = recent[(c * 0x9E3779B1u) >> 24];
+    if (slot == c) return;
+    slot = c;
+    cuts.push_back(c);
+  };
   size_t edge_count = 0;
   for (uint32_t s = 0; s < n; ++s) {
     if (!live[s]) continue;
     for (const auto& e : states[s].edges) {
       if (!live[e.target]) continue;
-      cuts.push_back(e.lo);
-      cuts.push_back(e.hi + 1);
+      add_cut(e.lo);
+      add_cut(e.hi + 1);
       ++edge_count;
     }
   }
