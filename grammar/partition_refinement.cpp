@@ -2,6 +2,7 @@
 #include "grammar/partition_refinement.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace lockstep {
 
@@ -85,21 +86,124 @@ class RefinablePartition {
   std::vector<uint32_t> touched_;
 };
 
+// Moore's rounds (E. F. Moore, "Gedanken-experiments on sequential machines", 1956): each
+// round gives every state the class of its (class, labels and classes of its targets), so a
+// round is one pass over the transitions in state order, with a hash table. While rounds
+// split many classes this is several times faster than the refinement below, whose marking
+// jumps through memory; a round that splits few (a length counter splits one per round)
+// hands the partition over to it. Returns true when the partition is stable: `cls` is then
+// the answer, numbered by first appearance.
+bool moore_rounds(uint32_t n, std::vector<uint32_t>& cls, const std::vector<LabeledTransition>& transitions) {
+  const auto m = static_cast<uint32_t>(transitions.size());
+  // The transitions by tail, in label order within a state.
+  std::vector<uint32_t> out_begin(n + 1, 0), out(m);
+  for (const auto& t : transitions) ++out_begin[t.tail + 1];
+  for (uint32_t s = 0; s < n; ++s) out_begin[s + 1] += out_begin[s];
+  {
+    std::vector<uint32_t> fill(out_begin.begin(), out_begin.end() - 1);
+    for (uint32_t i = 0; i < m; ++i) out[fill[transitions[i].tail]++] = i;
+  }
+  for (uint32_t s = 0; s < n; ++s) {
+    const auto first = out.begin() + out_begin[s], last = out.begin() + out_begin[s + 1];
+    if (!std::is_sorted(first, last, [&](uint32_t a, uint32_t b) { return transitions[a].label < transitions[b].label; })) {
+      std::sort(first, last, [&](uint32_t a, uint32_t b) { return transitions[a].label < transitions[b].label; });
+    }
+  }
+  size_t table_size = 16;
+  while (table_size < 2 * size_t{n}) table_size *= 2;
+  const size_t mask = table_size - 1;
+  std::vector<uint32_t> table(table_size), next(n), rep;  // rep: a state of each new class
+  std::vector<uint64_t> hash(n);
+  uint32_t classes = 0;
+  for (uint32_t s = 0; s < n; ++s) classes = std::max(classes, cls[s] + 1);
+  // A round costs about what one pass of the refinement's marking does; stop when one adds
+  // fewer classes than both a share of the states and an eighth of the classes it had (a
+  // length counter adds one per round), and after about as many rounds as the refinement
+  // has passes.
+  const uint32_t min_gain = std::max<uint32_t>(1, n / 32);
+  uint32_t rounds_left = 4;
+  for (uint32_t k = n; k > 1; k /= 2) rounds_left += 2;
+  while (rounds_left-- > 0) {
+    std::fill(table.begin(), table.end(), UINT32_MAX);
+    rep.clear();
+    for (uint32_t s = 0; s < n; ++s) {
+      // Each word multiplied in before the next, so no two words cancel.
+      uint64_t h = (0x9E3779B97F4A7C15ull ^ cls[s]) * 0xFF51AFD7ED558CCDull;
+      for (uint32_t k = out_begin[s]; k < out_begin[s + 1]; ++k) {
+        const LabeledTransition& t = transitions[out[k]];
+        h ^= h >> 29;
+        h = (h ^ (uint64_t{t.label} << 32 | cls[t.head])) * 0xFF51AFD7ED558CCDull;
+      }
+      h ^= h >> 32;
+      hash[s] = h;
+      for (size_t i = h & mask;; i = (i + 1) & mask) {
+        const uint32_t c = table[i];
+        if (c == UINT32_MAX) {
+          table[i] = static_cast<uint32_t>(rep.size());
+          next[s] = static_cast<uint32_t>(rep.size());
+          rep.push_back(s);
+          break;
+        }
+        const uint32_t r = rep[c];
+        if (hash[r] != h || cls[r] != cls[s] || out_begin[r + 1] - out_begin[r] != out_begin[s + 1] - out_begin[s]) {
+          continue;
+        }
+        bool same = true;
+        for (uint32_t a = out_begin[r], b = out_begin[s]; same && a < out_begin[r + 1]; ++a, ++b) {
+          const LabeledTransition &x = transitions[out[a]], &y = transitions[out[b]];
+          same = x.label == y.label && cls[x.head] == cls[y.head];
+        }
+        if (same) {
+          next[s] = c;
+          break;
+        }
+      }
+    }
+    const auto now = static_cast<uint32_t>(rep.size());
+    cls.swap(next);
+    if (now == classes) return true;
+    if (now - classes < min_gain && (now - classes) * 8 < classes) return false;
+    classes = now;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<uint32_t> coarsest_partition(uint32_t n, const std::vector<uint32_t>& initial_block,
                                          std::vector<LabeledTransition> transitions) {
   std::vector<uint32_t> out(n, 0);
   if (n == 0) return out;
+  std::vector<uint32_t> start(n);
+  {
+    // Initial blocks numbered densely; then Moore's rounds while they pay.
+    const uint32_t top = *std::max_element(initial_block.begin(), initial_block.end());
+    if (top < 4 * n) {
+      std::vector<uint32_t> dense(size_t{top} + 1, UINT32_MAX);
+      uint32_t next = 0;
+      for (uint32_t s = 0; s < n; ++s) {
+        uint32_t& d = dense[initial_block[s]];
+        if (d == UINT32_MAX) d = next++;
+        start[s] = d;
+      }
+    } else {
+      std::unordered_map<uint32_t, uint32_t> dense;
+      for (uint32_t s = 0; s < n; ++s) {
+        start[s] = dense.try_emplace(initial_block[s], static_cast<uint32_t>(dense.size())).first->second;
+      }
+    }
+    if (moore_rounds(n, start, transitions)) return start;
+  }
+  const std::vector<uint32_t>& initial_block_refined = start;
   // States: one set per initial block.
   RefinablePartition blocks(n);
   {
     std::vector<uint32_t> order(n);
     for (uint32_t i = 0; i < n; ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
-                     [&](uint32_t a, uint32_t b) { return initial_block[a] < initial_block[b]; });
+                     [&](uint32_t a, uint32_t b) { return initial_block_refined[a] < initial_block_refined[b]; });
     std::vector<char> cut(n, 0);
-    for (uint32_t i = 1; i < n; ++i) cut[i] = initial_block[order[i]] != initial_block[order[i - 1]];
+    for (uint32_t i = 1; i < n; ++i) cut[i] = initial_block_refined[order[i]] != initial_block_refined[order[i - 1]];
     blocks.regroup(order, cut);
   }
   const auto m = static_cast<uint32_t>(transitions.size());
