@@ -1,7 +1,8 @@
 // coarsest_partition checked against a naive reference: signatures compared in full, round
 // after round until no block splits (Moore's definition of the coarsest stable partition).
-// The cases reach both of its paths: partitions Moore's rounds settle, and chains that
-// split one block per round, which the rounds hand over to the refinement.
+// The cases reach each of its paths: the refinement alone (few transitions per state),
+// partitions Moore's rounds settle (many), and chains that split one block per round, which
+// the rounds hand over to the refinement.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -44,7 +45,7 @@ TEST(PartitionRefinement, RandomPartialAutomataMatchTheReference) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 300; ++trial) {
     const uint32_t n = 1 + rng() % 300;
-    const uint32_t labels = 1 + rng() % 6;
+    const uint32_t labels = 1 + rng() % 12;  // about 4 and more per state: Moore's rounds first
     const uint32_t blocks = 1 + rng() % 3;
     // Few distinct targets, so that many states are equivalent and the answer is not the
     // discrete partition; some initial values far apart (the numbering is by first appearance).
@@ -64,13 +65,16 @@ TEST(PartitionRefinement, RandomPartialAutomataMatchTheReference) {
 }
 
 TEST(PartitionRefinement, ChainsThatSplitOneBlockPerRoundMatchTheReference) {
-  // A length counter: state i reads one character into i + 1, the last one final. Every
-  // state is distinct, found one per round: the rounds hand over to the refinement.
-  for (uint32_t n : {2u, 9u, 100u, 3000u}) {
+  // A length counter: state i reads any of 8 characters into i + 1, the last one final.
+  // Every state is distinct, found one per round: the rounds hand over to the refinement.
+  constexpr uint32_t kWidth = 8;
+  for (uint32_t n : {2u, 9u, 100u, 1000u}) {
     std::vector<uint32_t> initial(n, 0);
     initial[n - 1] = 1;
     std::vector<LabeledTransition> transitions;
-    for (uint32_t s = 0; s + 1 < n; ++s) transitions.push_back({s, 0, s + 1});
+    for (uint32_t s = 0; s + 1 < n; ++s) {
+      for (uint32_t c = 0; c < kWidth; ++c) transitions.push_back({s, c, s + 1});
+    }
     const auto got = coarsest_partition(n, initial, transitions);
     EXPECT_EQ(got, reference(n, initial, transitions)) << n;
     EXPECT_EQ(got.back(), n - 1) << n;
@@ -81,8 +85,10 @@ TEST(PartitionRefinement, ChainsThatSplitOneBlockPerRoundMatchTheReference) {
   initial[len - 1] = initial[2 * len - 1] = 1;
   std::vector<LabeledTransition> transitions;
   for (uint32_t s = 0; s + 1 < len; ++s) {
-    transitions.push_back({s, 3, s + 1});
-    transitions.push_back({len + s, 3, len + s + 1});
+    for (uint32_t c = 0; c < kWidth; ++c) {
+      transitions.push_back({s, c, s + 1});
+      transitions.push_back({len + s, c, len + s + 1});
+    }
   }
   const auto got = coarsest_partition(2 * len, initial, transitions);
   EXPECT_EQ(got, reference(2 * len, initial, transitions));
@@ -90,15 +96,15 @@ TEST(PartitionRefinement, ChainsThatSplitOneBlockPerRoundMatchTheReference) {
 }
 
 TEST(PartitionRefinement, ManyBlocksWithoutTransitionsStayApart) {
-  // States without transitions in thousands of initial blocks, each the target of one
-  // state with one transition: every block stays, and each reader is told apart by its target.
+  // States without transitions in thousands of initial blocks, each the target of a reader
+  // with 10 transitions to it: every block stays, and each reader is told apart by its target.
   const uint32_t k = 4000;
   std::vector<uint32_t> initial(2 * k);
   std::vector<LabeledTransition> transitions;
   for (uint32_t i = 0; i < k; ++i) {
     initial[i] = i;          // sinks, one block each
     initial[k + i] = k;      // readers, one block
-    transitions.push_back({k + i, 1, i});
+    for (uint32_t c = 0; c < 10; ++c) transitions.push_back({k + i, c, i});
   }
   const auto got = coarsest_partition(2 * k, initial, transitions);
   EXPECT_EQ(got, reference(2 * k, initial, transitions));
