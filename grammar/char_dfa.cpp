@@ -234,7 +234,7 @@ std::vector<uint32_t> refined_classes(const std::vector<CharDfa::State>& states,
       }
     }
   }
-  return coarsest_partition(static_cast<uint32_t>(n), initial, std::move(transitions));
+  return coarsest_partition(static_cast<uint32_t>(n), initial, std::move(transitions), /*rounds_first=*/true);
 }
 
 // Thompson NFA over code-point ranges.

@@ -175,7 +175,7 @@ bool moore_rounds(uint32_t n, std::vector<uint32_t>& cls, const std::vector<Labe
 }  // namespace
 
 std::vector<uint32_t> coarsest_partition(uint32_t n, const std::vector<uint32_t>& initial_block,
-                                         std::vector<LabeledTransition> transitions) {
+                                         std::vector<LabeledTransition> transitions, bool rounds_first) {
   std::vector<uint32_t> out(n, 0);
   if (n == 0) return out;
   std::vector<uint32_t> start(n);
@@ -197,7 +197,9 @@ std::vector<uint32_t> coarsest_partition(uint32_t n, const std::vector<uint32_t>
       }
     }
     // Rounds pay where states have many transitions (see moore_rounds).
-    if (transitions.size() >= size_t{kMooreMinDegree} * n && moore_rounds(n, start, transitions)) return start;
+    if (rounds_first && transitions.size() >= size_t{kMooreMinDegree} * n && moore_rounds(n, start, transitions)) {
+      return start;
+    }
   }
   const std::vector<uint32_t>& initial_block_refined = start;
   // States: one set per initial block.

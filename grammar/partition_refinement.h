@@ -30,7 +30,10 @@ struct LabeledTransition {
 /// `transitions`: two states share a block exactly when, for every label, both have no
 /// transition or both go to the same block. Returns the block of each state, numbered
 /// 0, 1, … in order of first appearance by state index.
+/// With `rounds_first`, Moore's rounds go first where states average 4 transitions or more
+/// (code-point automata of numbers); the grammar's automata, whose masks are classed from the
+/// result, keep the refinement alone.
 std::vector<uint32_t> coarsest_partition(uint32_t n, const std::vector<uint32_t>& initial_block,
-                                         std::vector<LabeledTransition> transitions);
+                                         std::vector<LabeledTransition> transitions, bool rounds_first = false);
 
 }  // namespace lockstep
