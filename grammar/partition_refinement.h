@@ -7,11 +7,11 @@
 // transitions are both kept as refinable partitions, and a split only ever processes the
 // smaller half. Transitions may be partial. Moore's round-by-round refinement, which this
 // replaces, needs as many rounds as the longest chain of distinguishable states: quadratic
-// for the length counters of JSON Schema's minLength / maxLength. Moore's rounds still go
-// first while each splits many classes: a round is one pass in memory order, where the
-// refinement's marking jumps through memory, so the automata of numbers (products of
-// multipleOf conditions, settled in a handful of rounds) are minimized several times faster
-// than by the refinement alone; what the rounds leave unsettled goes on from their partition.
+// for the length counters of JSON Schema's minLength / maxLength. Asked to, Moore's rounds
+// still go first while each splits many classes: a round is one pass in memory order, where
+// the refinement's marking jumps through memory, so the automata of numbers (products of
+// multipleOf conditions, settled in a handful of rounds) are minimized faster than by the
+// refinement alone; what the rounds leave unsettled goes on from their partition.
 #pragma once
 
 #include <cstdint>
