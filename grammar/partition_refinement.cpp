@@ -178,9 +178,12 @@ std::vector<uint32_t> coarsest_partition(uint32_t n, const std::vector<uint32_t>
                                          std::vector<LabeledTransition> transitions, bool rounds_first) {
   std::vector<uint32_t> out(n, 0);
   if (n == 0) return out;
-  std::vector<uint32_t> start(n);
-  {
-    // Initial blocks numbered densely; then Moore's rounds while they pay.
+  // Rounds pay where states have many transitions (see moore_rounds). They need the initial
+  // blocks numbered densely; the refinement alone takes them as given.
+  const bool rounds = rounds_first && transitions.size() >= size_t{kMooreMinDegree} * n;
+  std::vector<uint32_t> start;
+  if (rounds) {
+    start.resize(n);
     const uint32_t top = *std::max_element(initial_block.begin(), initial_block.end());
     if (top < 4 * n) {
       std::vector<uint32_t> dense(size_t{top} + 1, UINT32_MAX);
@@ -196,21 +199,18 @@ std::vector<uint32_t> coarsest_partition(uint32_t n, const std::vector<uint32_t>
         start[s] = dense.try_emplace(initial_block[s], static_cast<uint32_t>(dense.size())).first->second;
       }
     }
-    // Rounds pay where states have many transitions (see moore_rounds).
-    if (rounds_first && transitions.size() >= size_t{kMooreMinDegree} * n && moore_rounds(n, start, transitions)) {
-      return start;
-    }
+    if (moore_rounds(n, start, transitions)) return start;
   }
-  const std::vector<uint32_t>& initial_block_refined = start;
+  const std::vector<uint32_t>& first_blocks = rounds ? start : initial_block;
   // States: one set per initial block.
   RefinablePartition blocks(n);
   {
     std::vector<uint32_t> order(n);
     for (uint32_t i = 0; i < n; ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
-                     [&](uint32_t a, uint32_t b) { return initial_block_refined[a] < initial_block_refined[b]; });
+                     [&](uint32_t a, uint32_t b) { return first_blocks[a] < first_blocks[b]; });
     std::vector<char> cut(n, 0);
-    for (uint32_t i = 1; i < n; ++i) cut[i] = initial_block_refined[order[i]] != initial_block_refined[order[i - 1]];
+    for (uint32_t i = 1; i < n; ++i) cut[i] = first_blocks[order[i]] != first_blocks[order[i - 1]];
     blocks.regroup(order, cut);
   }
   const auto m = static_cast<uint32_t>(transitions.size());
