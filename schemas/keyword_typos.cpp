@@ -3,9 +3,13 @@
 #include "schemas/keyword_typos.h"
 
 #include <algorithm>
+#include <array>
+#include <iterator>
 #include <cctype>
 #include <cstdint>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -162,31 +166,51 @@ void SchemaCompiler::report_keyword_typos() {
   static const char* const kSchemaArrays[] = {"allOf", "anyOf", "oneOf", "prefixItems", "items"};
   static const char* const kSchemaMaps[] = {"properties", "patternProperties", "$defs", "definitions",
                                             "dependentSchemas", "dependencies"};
+  // The applicator keywords above and "$ref", by index: where each is among a node's members.
+  constexpr size_t kNumSchema = std::size(kSchema), kNumArrays = std::size(kSchemaArrays);
+  constexpr size_t kNumMaps = std::size(kSchemaMaps), kRef = kNumSchema + kNumArrays + kNumMaps;
+  static const std::unordered_map<std::string_view, std::vector<size_t>> kIndex = [&] {
+    std::unordered_map<std::string_view, std::vector<size_t>> index;
+    size_t i = 0;
+    for (const char* k : kSchema) index[k].push_back(i++);
+    for (const char* k : kSchemaArrays) index[k].push_back(i++);
+    for (const char* k : kSchemaMaps) index[k].push_back(i++);
+    index["$ref"].push_back(i);
+    return index;
+  }();
+  std::array<const json*, kRef + 1> member{};
   while (!todo.empty()) {
     const auto [node, pointer] = todo.back();
     todo.pop_back();
     if (!seen.insert(pointer).second) continue;
+    member.fill(nullptr);
     for (const auto& [key, value] : node->items()) {
       const std::string keyword = likely_keyword(key, value);
       if (!keyword.empty()) warn(pointer, fmt::format("unknown keyword '{}': did you mean '{}'?", key, keyword));
+      if (const auto it = kIndex.find(key); it != kIndex.end()) {
+        for (const size_t i : it->second) {
+          if (!member[i]) member[i] = &value;  // the first of duplicate keys, as find() would
+        }
+      }
     }
-    const json& s = *node;
     children.clear();
-    for (const char* k : kSchema) {
-      if (s.contains(k)) push(s[k], pointer + "/" + k);
+    for (size_t i = 0; i < kNumSchema; ++i) {
+      if (member[i]) push(*member[i], pointer + "/" + kSchema[i]);
     }
-    for (const char* k : kSchemaArrays) {
-      if (!s.contains(k) || !s[k].is_array()) continue;
-      for (size_t i = 0; i < s[k].size(); ++i) push(s[k][i], fmt::format("{}/{}/{}", pointer, k, i));
+    for (size_t i = 0; i < kNumArrays; ++i) {
+      const json* a = member[kNumSchema + i];
+      if (!a || !a->is_array()) continue;
+      for (size_t j = 0; j < a->size(); ++j) push((*a)[j], fmt::format("{}/{}/{}", pointer, kSchemaArrays[i], j));
     }
-    for (const char* k : kSchemaMaps) {
-      if (!s.contains(k) || !s[k].is_object()) continue;
-      for (const auto& [name, sub] : s[k].items()) push(sub, pointer + "/" + k + "/" + escape_pointer_token(name));
+    for (size_t i = 0; i < kNumMaps; ++i) {
+      const json* m = member[kNumSchema + kNumArrays + i];
+      if (!m || !m->is_object()) continue;
+      for (const auto& [name, sub] : m->items()) push(sub, pointer + "/" + kSchemaMaps[i] + "/" + escape_pointer_token(name));
     }
     const auto base = base_of_.find(pointer);
-    if (s.contains("$ref") && s["$ref"].is_string() && base != base_of_.end()) {
+    if (member[kRef] && member[kRef]->is_string() && base != base_of_.end()) {
       try {
-        const TermPtr target = resolve_ref(s["$ref"].get<std::string>(), base->second, pointer + "/$ref");
+        const TermPtr target = resolve_ref(member[kRef]->get<std::string>(), base->second, pointer + "/$ref");
         if (target->kind == Term::Kind::kSchema) push(*target->node, target->pointer);
       } catch (const SchemaError&) {
         // An unresolvable $ref is the compiler's error to report, where it is used.
