@@ -110,6 +110,11 @@ class GrammarBuilder {
     return it->second;
   }
 
+  // The trie of `names` (CharDfa::literals), and with `complement` the keys it does not hold,
+  // made once per set of names in this grammar: a definition copied under many properties
+  // (every Kubernetes ObjectMeta) lists the same names each time.
+  DfaPtr names_dfa(const std::vector<std::string>& names, bool complement);
+
   Expr norm_expr(const Norm& n, uint32_t depth, const std::string& pointer);
 
   // ---- lists
@@ -173,6 +178,7 @@ class GrammarBuilder {
   std::map<std::tuple<uint32_t, uint32_t, size_t>, DfaPtr> length_pieces_;  // (lo, hi, ranges)
   std::vector<DfaPtr> keep_;
   std::unordered_map<std::string, DfaPtr> literal_keys_;
+  std::unordered_map<std::string, std::pair<DfaPtr, DfaPtr>> name_sets_;  // names_dfa: (trie, complement)
   std::unordered_map<std::string, uint32_t> member_rules_;
   std::unordered_map<uint64_t, std::vector<uint32_t>> bodies_;  // hash_cons: body hash → rules
   std::vector<uint32_t> alias_;                                // hash_cons: rule → its representative

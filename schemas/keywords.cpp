@@ -390,7 +390,7 @@ Norm SchemaCompiler::object_keywords(const json& s, const Term& t, int draft) {
   Norm n = Norm::any();
   if (any) {
     ObjectRec r;
-    DfaPtr declared = no_strings();
+    std::vector<DfaPtr> pattern_keys;  // the patterns' key languages, for additionalProperties
     if (s.contains("properties")) {
       if (!s["properties"].is_object()) throw SchemaError(p + "/properties", "must be an object");
       for (const auto& [name, sub] : s["properties"].items()) {
@@ -398,8 +398,6 @@ Norm SchemaCompiler::object_keywords(const json& s, const Term& t, int draft) {
         auto keyset = literal_key(name);
         r.rules.push_back({keyset, name, child(t, sub, "/properties/" + escape_pointer_token(name)), nullptr});
       }
-      // One trie for all the names (a union per name would cost quadratic time).
-      if (!r.order.empty()) declared = std::make_shared<CharDfa>(CharDfa::literals(r.order));
     }
     if (s.contains("patternProperties")) {
       if (!s["patternProperties"].is_object()) throw SchemaError(p + "/patternProperties", "must be an object");
@@ -407,7 +405,7 @@ Norm SchemaCompiler::object_keywords(const json& s, const Term& t, int draft) {
         const std::string ptr = "/patternProperties/" + escape_pointer_token(pat);
         auto keyset = pattern_dfa(json(pat), p + ptr);
         r.rules.push_back({keyset, std::nullopt, child(t, sub, ptr), nullptr});
-        declared = declared == no_strings() ? keyset : std::make_shared<CharDfa>(CharDfa::unite(*declared, *keyset));
+        pattern_keys.push_back(keyset);
       }
     }
     TermPtr additional;
@@ -426,6 +424,13 @@ Norm SchemaCompiler::object_keywords(const json& s, const Term& t, int draft) {
     }
     if (opt_.forbid_additional_properties) additional = t_false();
     if (additional && additional->kind != Term::Kind::kTrue) {
+      // The declared keys: one trie for all the names (a union per name would cost quadratic
+      // time), and the patterns' languages. Made only here: most objects allow other keys.
+      DfaPtr declared = no_strings();
+      if (!r.order.empty()) declared = std::make_shared<CharDfa>(CharDfa::literals(r.order));
+      for (const DfaPtr& keyset : pattern_keys) {
+        declared = declared == no_strings() ? keyset : std::make_shared<CharDfa>(CharDfa::unite(*declared, *keyset));
+      }
       auto others = std::make_shared<CharDfa>(declared == no_strings() ? CharDfa::all() : declared->complement());
       std::shared_ptr<const std::vector<std::string>> all_but;
       if (!s.contains("patternProperties")) all_but = std::make_shared<const std::vector<std::string>>(r.order);

@@ -14,6 +14,31 @@
 
 namespace lockstep::schema {
 
+DfaPtr GrammarBuilder::names_dfa(const std::vector<std::string>& names, bool complement) {
+  std::vector<const std::string*> sorted;
+  sorted.reserve(names.size());
+  for (const auto& n : names) sorted.push_back(&n);
+  std::sort(sorted.begin(), sorted.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+  sorted.erase(std::unique(sorted.begin(), sorted.end(), [](const std::string* a, const std::string* b) { return *a == *b; }),
+               sorted.end());
+  std::string key;
+  for (const std::string* n : sorted) {
+    key += std::to_string(n->size());
+    key += ':';
+    key += *n;
+  }
+  auto& [trie, others] = name_sets_[key];
+  if (!trie) {
+    std::vector<std::string> words;
+    words.reserve(sorted.size());
+    for (const std::string* n : sorted) words.push_back(*n);
+    trie = std::make_shared<const CharDfa>(CharDfa::sorted_literals(std::move(words)));
+  }
+  if (!complement) return trie;
+  if (!others) others = std::make_shared<const CharDfa>(trie->complement());
+  return others;
+}
+
 void GrammarBuilder::merge_kinds(std::vector<Kind>& kinds, uint32_t depth) {
   if (opt_.property_order == JsonSchemaOptions::PropertyOrder::kSchema || kinds.size() < 2) return;
   std::unordered_map<std::string, size_t> group_of;
@@ -36,9 +61,9 @@ void GrammarBuilder::merge_kinds(std::vector<Kind>& kinds, uint32_t depth) {
         if (kinds[i].name) names.push_back(*kinds[i].name);
         else regions.push_back(kinds[i].key_dfa);
       }
-      CharDfa keys = names.empty() ? CharDfa::none() : CharDfa::literals(names);
-      for (const auto& region : regions) keys = CharDfa::unite(keys, *region);
-      k.key_dfa = std::make_shared<const CharDfa>(std::move(keys));
+      DfaPtr keys = names.empty() ? no_strings() : names_dfa(names, false);
+      for (const auto& region : regions) keys = std::make_shared<const CharDfa>(CharDfa::unite(*keys, *region));
+      k.key_dfa = std::move(keys);
       k.order = -1;
       k.name = nullptr;
     }
@@ -60,9 +85,6 @@ Expr GrammarBuilder::object_expr(const ObjectRec& r, uint32_t depth, const std::
   };
   for (const auto& k : r.rules) add_name(k.literal);
   for (const auto& o : r.must) add_name(o.literal);
-  DfaPtr named = no_strings();
-  if (names.size() == 1) named = key_dfa(names[0]);
-  if (names.size() > 1) named = std::make_shared<CharDfa>(CharDfa::literals(names));
   // Key languages that split the other keys into regions.
   std::vector<DfaPtr> splitters;
   // covers[j]: splitter j holds every key no literal name claims (it is "all keys but"
@@ -153,7 +175,18 @@ Expr GrammarBuilder::object_expr(const ObjectRec& r, uint32_t depth, const std::
   };
   std::vector<Region> regions;
   {
-    const DfaPtr others = named == no_strings() ? all_strings() : std::make_shared<CharDfa>(named->complement());
+    // The keys no name claims: a covering rule's own keys when it excludes exactly these
+    // names (additionalProperties beside properties alone), else the names' complement.
+    DfaPtr others;
+    size_t splitter = 0;
+    for (const auto& k : r.rules) {
+      if (k.literal) continue;
+      if (covers[splitter++] && !others &&
+          std::unordered_set<std::string>(k.all_but->begin(), k.all_but->end()).size() == seen.size()) {
+        others = k.keys;
+      }
+    }
+    if (!others) others = names.empty() ? all_strings() : names_dfa(names, true);
     uint64_t covering = 0;
     for (size_t j = 0; j < splitters.size(); ++j) covering |= uint64_t{covers[j] != 0} << j;
     // The complement of a covering splitter holds no other key: each region is inside it.
