@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -285,16 +286,19 @@ class EscapeDfa {
   // The state equal to `st`, or a new one (hash-consing).
   uint32_t intern(CharDfa::State st) {
     std::sort(st.edges.begin(), st.edges.end(), [](const auto& x, const auto& y) { return x.lo < y.lo; });
-    std::vector<uint32_t> key{st.final ? 1u : 0u};
-    for (const auto& e : st.edges) key.insert(key.end(), {e.lo, e.hi, e.target});
-    auto [it, fresh] = ids_.try_emplace(std::move(key), static_cast<uint32_t>(states_.size()));
-    if (fresh) states_.push_back(std::move(st));
-    return it->second;
+    key_.assign(1, st.final ? 1u : 0u);
+    for (const auto& e : st.edges) key_.insert(key_.end(), {e.lo, e.hi, e.target});
+    if (const auto it = ids_.find(key_); it != ids_.end()) return it->second;  // no allocation then
+    const auto id = static_cast<uint32_t>(states_.size());
+    ids_.emplace(key_, id);
+    states_.push_back(std::move(st));
+    return id;
   }
 
   const std::vector<CodepointRange>& c_;
   std::vector<CharDfa::State> states_;
-  std::map<std::vector<uint32_t>, uint32_t> ids_;
+  std::unordered_map<std::vector<uint32_t>, uint32_t, U32SeqHash<>> ids_;
+  std::vector<uint32_t> key_;  // intern()'s scratch
   uint32_t final_ = kNone;
   uint32_t low_unit_any_ = kNone;
   std::vector<std::tuple<int, uint32_t, uint32_t>> any_;  // (n, then, state) of any()
