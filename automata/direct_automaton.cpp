@@ -284,7 +284,23 @@ class DirectAutomatonDfa {
     map_edges(t.root, root);
   }
 
+  // The items of code points lo..hi to `slot`: made once per range, flags and thread (the
+  // ranges around a key trie's letters recur in every template of a schema).
   void add_items(std::vector<Item>& items, uint32_t lo, uint32_t hi, uint32_t slot) const {
+    thread_local std::unordered_map<uint64_t, std::vector<Item>> memo;
+    if (memo.size() > kMaxMemoRanges) memo.clear();
+    const uint64_t key = (uint64_t{lo} << 32) | (uint64_t{hi} << 3) | (json_ ? 1 : 0) | (bmp_calls_ ? 2 : 0);
+    auto [it, fresh] = memo.try_emplace(key);
+    if (fresh) make_items(it->second, lo, hi);
+    for (Item item : it->second) {
+      item.slot = slot;
+      items.push_back(item);
+    }
+  }
+  static constexpr size_t kMaxMemoRanges = 4096;
+
+  void make_items(std::vector<Item>& items, uint32_t lo, uint32_t hi) const {
+    constexpr uint32_t slot = 0;
     // JSON: raw code points but the quote, the backslash and control characters.
     static const std::vector<CodepointRange> kJsonRaw = Expr::char_class({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}, true).ranges;
     const std::vector<CodepointRange> plain{{lo, hi}};
