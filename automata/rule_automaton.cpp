@@ -472,10 +472,25 @@ RuleDfa minimize(const RuleDfa& dfa) {
   return out;
 }
 
+namespace {
+constexpr size_t kKeptEntries = size_t{1} << 18;  // trim()'s buffers kept between calls, at most
+}  // namespace
+
 void trim(RuleDfa& dfa, const std::vector<char>& productive) {
   const uint32_t n = dfa.size();
-  // Reverse reachability from final states, over predecessor lists in one array.
-  std::vector<uint32_t> pred_begin(n + 1, 0);
+  // Reverse reachability from final states, over predecessor lists in one array. A grammar
+  // trims every rule: the buffers are the thread's, reused from rule to rule.
+  thread_local std::vector<uint32_t> pred_begin, preds, fill, stack;
+  thread_local std::vector<char> live;
+  struct Release {  // a very large rule's buffers are not kept
+    ~Release() {
+      if (pred_begin.capacity() + preds.capacity() > kKeptEntries) {
+        for (auto* v : {&pred_begin, &preds, &fill, &stack}) std::vector<uint32_t>().swap(*v);
+        std::vector<char>().swap(live);
+      }
+    }
+  } release;
+  pred_begin.assign(n + 1, 0);
   bool unproductive_calls = false;
   for (const auto& e : dfa.bytes) ++pred_begin[e.target + 1];
   for (const auto& e : dfa.rules) {
@@ -483,18 +498,16 @@ void trim(RuleDfa& dfa, const std::vector<char>& productive) {
     else unproductive_calls = true;
   }
   for (uint32_t s = 0; s < n; ++s) pred_begin[s + 1] += pred_begin[s];
-  std::vector<uint32_t> preds(pred_begin[n]);
-  {
-    std::vector<uint32_t> fill(pred_begin.begin(), pred_begin.end() - 1);
-    for (uint32_t s = 0; s < n; ++s) {
-      for (uint32_t k = dfa.byte_begin[s]; k < dfa.byte_begin[s + 1]; ++k) preds[fill[dfa.bytes[k].target]++] = s;
-      for (uint32_t k = dfa.rule_begin[s]; k < dfa.rule_begin[s + 1]; ++k) {
-        if (productive[dfa.rules[k].rule]) preds[fill[dfa.rules[k].target]++] = s;
-      }
+  preds.resize(pred_begin[n]);
+  fill.assign(pred_begin.begin(), pred_begin.end() - 1);
+  for (uint32_t s = 0; s < n; ++s) {
+    for (uint32_t k = dfa.byte_begin[s]; k < dfa.byte_begin[s + 1]; ++k) preds[fill[dfa.bytes[k].target]++] = s;
+    for (uint32_t k = dfa.rule_begin[s]; k < dfa.rule_begin[s + 1]; ++k) {
+      if (productive[dfa.rules[k].rule]) preds[fill[dfa.rules[k].target]++] = s;
     }
   }
-  std::vector<char> live(n, 0);
-  std::vector<uint32_t> stack;
+  live.assign(n, 0);
+  stack.clear();
   uint32_t n_live = 0;
   for (uint32_t s = 0; s < n; ++s) {
     if (dfa.final[s]) live[s] = 1, stack.push_back(s), ++n_live;
