@@ -10,6 +10,7 @@
 #include <set>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -154,7 +155,7 @@ std::string likely_keyword(std::string_view key, const json& value) {
 
 void SchemaCompiler::report_keyword_typos() {
   // Schema positions from the root through applicators and in-document $refs, each once.
-  std::set<std::string> seen;
+  std::unordered_set<std::string> seen;
   std::vector<std::pair<const json*, std::string>> todo{{&doc_, ""}};
   std::vector<std::pair<const json*, std::string>> children;
   auto push = [&](const json& node, const std::string& pointer) {

@@ -84,7 +84,7 @@ class SchemaCompiler {
   JsonSchemaOptions opt_;
   int root_draft_ = 2020;
   std::map<std::string, Resource> resources_;  // absolute URI (with #fragment for anchors)
-  std::map<std::string, std::string> base_of_;  // pointer → base URI of the node there
+  std::unordered_map<std::string, std::string> base_of_;  // pointer → base URI of the node there
   std::unordered_map<std::string, Norm> norms_;
   std::set<std::string> in_progress_;
   uint32_t normalize_depth_ = 0;  // kSchema terms being normalized, one inside the other
