@@ -615,6 +615,8 @@ CharDfa CharDfa::minimized() const {
 }
 
 bool CharDfa::empty() const {
+  if (states_.empty()) return true;
+  if (states_[0].final) return false;  // most string languages hold the empty string
   std::vector<char> seen(states_.size(), 0);
   std::vector<uint32_t> stack{0};
   seen[0] = 1;
