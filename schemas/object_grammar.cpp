@@ -177,7 +177,7 @@ Expr GrammarBuilder::object_expr(const ObjectRec& r, uint32_t depth, const std::
   {
     // The keys no name claims: a covering rule's own keys when it excludes exactly these
     // names (additionalProperties beside properties alone), else the names' complement.
-    DfaPtr others;
+    DfaPtr others = names.empty() ? all_strings() : nullptr;
     size_t splitter = 0;
     for (const auto& k : r.rules) {
       if (k.literal) continue;
@@ -186,7 +186,7 @@ Expr GrammarBuilder::object_expr(const ObjectRec& r, uint32_t depth, const std::
         others = k.keys;
       }
     }
-    if (!others) others = names.empty() ? all_strings() : names_dfa(names, true);
+    if (!others) others = names_dfa(names, true);
     uint64_t covering = 0;
     for (size_t j = 0; j < splitters.size(); ++j) covering |= uint64_t{covers[j] != 0} << j;
     // The complement of a covering splitter holds no other key: each region is inside it.
