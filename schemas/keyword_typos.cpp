@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <array>
-#include <iterator>
 #include <cctype>
 #include <cstdint>
+#include <iterator>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -170,7 +170,7 @@ void SchemaCompiler::report_keyword_typos() {
   // The applicator keywords above and "$ref", by index: where each is among a node's members.
   constexpr size_t kNumSchema = std::size(kSchema), kNumArrays = std::size(kSchemaArrays);
   constexpr size_t kNumMaps = std::size(kSchemaMaps), kRef = kNumSchema + kNumArrays + kNumMaps;
-  static const std::unordered_map<std::string_view, std::vector<size_t>> kIndex = [&] {
+  static const std::unordered_map<std::string_view, std::vector<size_t>> kIndex = [] {
     std::unordered_map<std::string_view, std::vector<size_t>> index;
     size_t i = 0;
     for (const char* k : kSchema) index[k].push_back(i++);
