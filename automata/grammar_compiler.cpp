@@ -242,7 +242,19 @@ class AutomatonBuilder {
                                          const EscapeRuleFn& escapes, std::vector<uint32_t>& callees,
                                          std::vector<uint32_t>& index) {
     std::vector<uint32_t> key{kShapeTag, limits.max_states_per_rule, limits.max_states_to_minimize};
-    std::function<void(const Expr&)> add = [&](const Expr& e) {
+    key.reserve(64);
+    ShapeWriter{key, plan, escapes, callees, index}.add(body);
+    for (uint32_t c : callees) index[c] = UINT32_MAX;
+    return key;
+  }
+  // shape_key's walk over a body (a plain recursive call: this runs once per rule and node).
+  struct ShapeWriter {
+    std::vector<uint32_t>& key;
+    const InlinePlan* plan;
+    const EscapeRuleFn& escapes;
+    std::vector<uint32_t>& callees;
+    std::vector<uint32_t>& index;
+    void add(const Expr& e) {
       key.push_back(static_cast<uint32_t>(e.kind));
       switch (e.kind) {
         case Expr::Kind::kEmpty: return;
@@ -282,11 +294,8 @@ class AutomatonBuilder {
           for (const auto& c : e.children) add(c);
           return;
       }
-    };
-    add(body);
-    for (uint32_t c : callees) index[c] = UINT32_MAX;
-    return key;
-  }
+    }
+  };
   // Shape keys start with this tag; automaton keys with 0 (plain), 1 (a JSON string) or
   // kJsonBmpEscapes (one whose \u spellings up to U+FFFF are read by escape rules too).
   static constexpr uint32_t kShapeTag = 2;

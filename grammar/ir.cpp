@@ -182,7 +182,8 @@ uint32_t append_grammar(Grammar& into, const Grammar& from, std::string_view pre
 
 namespace {
 
-void for_each_ref(const Expr& e, const std::function<void(const Expr&)>& f) {
+template <typename F>
+void for_each_ref(const Expr& e, const F& f) {
   if (e.kind == Expr::Kind::kRuleRef) f(e);
   for (const auto& c : e.children) for_each_ref(c, f);
 }
