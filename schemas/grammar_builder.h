@@ -24,11 +24,14 @@
 namespace lockstep::schema {
 
 // A list of elements driven by a forward-only state machine.
+// Moves name their element by its index in `elements`: a member machine has 2^q states
+// with up to q moves each, over q + 1 distinct elements.
 struct Machine {
   struct Move {
-    Expr element;
+    uint32_t element;  ///< index in elements
     uint32_t target;
   };
+  std::vector<Expr> elements;
   std::vector<std::vector<Move>> moves;
   std::vector<char> accepting;
 };

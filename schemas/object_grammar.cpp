@@ -1,13 +1,13 @@
 // schemas/object_grammar.cpp — GrammarBuilder (grammar_builder.h) for objects: member
 // kinds (literal names, key regions, obligations), their grouping, and the member machine.
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
+#include "grammar/hash.h"
 #include "schemas/grammar_builder.h"
 #include "schemas/number_sets.h"
 #include "schemas/schema_nesting.h"
@@ -284,11 +284,18 @@ Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kin
     uint64_t sat;      // obligations met, as a set (counted ones excluded)
     uint32_t present;  // counted obligations met
     uint32_t count;
-    bool operator<(const State& o) const {
-      return std::tie(pos, sat, present, count) < std::tie(o.pos, o.sat, o.present, o.count);
+    bool operator==(const State& o) const {
+      return pos == o.pos && sat == o.sat && present == o.present && count == o.count;
     }
   };
-  std::map<State, uint32_t> ids;
+  struct StateHash {
+    size_t operator()(const State& s) const {
+      uint64_t h = fnv1a_step(kFnvOffsetBasis, s.sat);
+      h = fnv1a_step(h, uint64_t{s.pos} << 32 | s.present);
+      return static_cast<size_t>(fold29(fnv1a_step(h, s.count)));
+    }
+  };
+  std::unordered_map<State, uint32_t, StateHash> ids;
   std::vector<State> states;
   Machine m;
   auto id_of = [&](const State& s) {
@@ -306,7 +313,7 @@ Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kin
   };
   const uint64_t all = (uint64_t{1} << (q - n_counted)) - 1;
   // Each kind's member rule, looked up on its first move rather than on every one.
-  std::vector<std::optional<Expr>> elements(kinds.size());
+  std::vector<uint32_t> element_of(kinds.size(), UINT32_MAX);
   id_of({0, 0, 0, 0});
   for (uint32_t i = 0; i < states.size(); ++i) {
     c_.deadline_.check_now(ErrorLocation::at_pointer(pointer));
@@ -339,8 +346,11 @@ Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kin
       if (t.present > n_counted) continue;  // a repeated key: not a valid object's text
       if (counting) t.count = std::min(s.count + 1, std::max(ccap, 1u));
       const uint32_t target = id_of(t);  // may grow m.moves: index it afterwards
-      if (!elements[ki]) elements[ki] = member(k, depth);
-      m.moves[i].push_back({*elements[ki], target});
+      if (element_of[ki] == UINT32_MAX) {
+        element_of[ki] = static_cast<uint32_t>(m.elements.size());
+        m.elements.push_back(member(k, depth));
+      }
+      m.moves[i].push_back({element_of[ki], target});
     }
   }
   return prune(m);

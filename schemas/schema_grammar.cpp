@@ -170,11 +170,12 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
     if (after[s] >= 0) return Expr::rule_ref(static_cast<uint32_t>(after[s]));
     std::vector<Expr> loops, exits, onward;
     for (const auto& mv : m.moves[s]) {
-      if (mv.target == s) loops.push_back(mv.element);
+      if (mv.target == s) loops.push_back(m.elements[mv.element]);
     }
     if (m.accepting[s]) exits.push_back(Expr::empty());
+    onward.reserve(m.moves[s].size());
     for (const auto& mv : m.moves[s]) {
-      if (mv.target != s) onward.push_back(seq_of(mv.element, A(mv.target)));  // two rule references
+      if (mv.target != s) onward.push_back(seq_of(m.elements[mv.element], A(mv.target)));  // two rule references
     }
     // The separator once, before the choice of the next element: a member machine has
     // 2^q states with up to q moves each, and every expression node is paid for in each
@@ -190,7 +191,7 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
     return Expr::rule_ref(id);
   };
   std::vector<Expr> first;
-  for (const auto& mv : m.moves[0]) first.push_back(seq_of(mv.element, A(mv.target)));
+  for (const auto& mv : m.moves[0]) first.push_back(seq_of(m.elements[mv.element], A(mv.target)));
   std::vector<Expr> alts;
   if (m.accepting[0]) alts.push_back(p.empty);
   if (!first.empty()) alts.push_back(seq_of(p.open, Expr::choice(std::move(first)), p.close));
@@ -200,9 +201,11 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
 Machine GrammarBuilder::prune(const Machine& m) {
   const size_t n = m.moves.size();
   std::vector<char> live(n, 0);
+  // Backwards: a machine numbered in the order its states are found (forward moves go to
+  // higher numbers) settles in one pass, and a second pass finds nothing new.
   for (bool changed = true; changed;) {
     changed = false;
-    for (size_t s = 0; s < n; ++s) {
+    for (size_t s = n; s-- > 0;) {
       if (live[s]) continue;
       bool l = m.accepting[s];
       for (const auto& mv : m.moves[s]) l = l || (mv.target != s && live[mv.target]);
@@ -210,6 +213,7 @@ Machine GrammarBuilder::prune(const Machine& m) {
     }
   }
   Machine out;
+  out.elements = m.elements;
   std::vector<uint32_t> id(n, UINT32_MAX);
   for (size_t s = 0; s < n; ++s) {
     if (live[s] || s == 0) {
@@ -222,7 +226,7 @@ Machine GrammarBuilder::prune(const Machine& m) {
     if (id[s] == UINT32_MAX) continue;
     for (const auto& mv : m.moves[s]) {
       if (id[mv.target] != UINT32_MAX && (live[mv.target] || mv.target == s)) {
-        out.moves[id[s]].push_back({mv.element, id[mv.target]});
+        out.moves[id[s]].push_back({mv.element, id[mv.target]});  // elements kept, even unused
       }
     }
   }
@@ -254,6 +258,10 @@ Expr GrammarBuilder::array_expr(ArrayRec r, uint32_t depth, const std::string& p
   }
   Machine m;
   auto state_id = [&](uint32_t k, uint32_t c) { return k * (ccap + 1) + c; };
+  auto element = [&](Expr e) {
+    m.elements.push_back(std::move(e));
+    return static_cast<uint32_t>(m.elements.size() - 1);
+  };
   m.moves.resize((kcap + 1) * (ccap + 1));
   m.accepting.resize(m.moves.size());
   for (uint32_t k = 0; k <= kcap; ++k) {
@@ -265,10 +273,10 @@ Expr GrammarBuilder::array_expr(ArrayRec r, uint32_t depth, const std::string& p
       const TermPtr base = k < psize ? r.prefix[k] : r.rest;
       const uint32_t nk = bounded ? k + 1 : std::min(k + 1, kcap);
       if (k >= ct.from) {
-        m.moves[s].push_back({item(t_and({base, ct.term}), depth), state_id(nk, std::min(c + 1, ccap))});
-        m.moves[s].push_back({item(t_and({base, t_not(ct.term)}), depth), state_id(nk, c)});
+        m.moves[s].push_back({element(item(t_and({base, ct.term}), depth)), state_id(nk, std::min(c + 1, ccap))});
+        m.moves[s].push_back({element(item(t_and({base, t_not(ct.term)}), depth)), state_id(nk, c)});
       } else {
-        m.moves[s].push_back({item(base, depth), state_id(nk, c)});
+        m.moves[s].push_back({element(item(base, depth)), state_id(nk, c)});
       }
     }
   }
