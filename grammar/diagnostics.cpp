@@ -33,7 +33,8 @@ void visit_refs(const Expr& e, F&& f) {
 
 }  // namespace
 
-std::vector<char> productive_rules(const Grammar& g) {
+std::vector<char> productive_rules(const Grammar& g, bool* empty_leaves) {
+  bool empty_leaf = false;
   const auto num_rules = static_cast<uint32_t>(g.rules.size());
   std::vector<uint32_t> parent, need, ready;
   std::vector<std::pair<uint32_t, uint32_t>> waits;  // (rule, reference node)
@@ -53,9 +54,11 @@ std::vector<char> productive_rules(const Grammar& g) {
           break;
         case Expr::Kind::kCharClass:
           count = e->ranges.empty() ? 1 : 0;
+          empty_leaf = empty_leaf || count == 1;
           break;
         case Expr::Kind::kAutomaton:
           count = e->automaton && !e->automaton->empty() ? 0 : 1;
+          empty_leaf = empty_leaf || count == 1;
           break;
         case Expr::Kind::kRuleRef:
           if (e->rule < num_rules) waits.emplace_back(e->rule, node);
@@ -106,6 +109,7 @@ std::vector<char> productive_rules(const Grammar& g) {
     productive[r] = 1;
     for (uint32_t k = wait_begin[r]; k < wait_begin[r + 1]; ++k) settle_one(waiting[k]);
   }
+  if (empty_leaves) *empty_leaves = empty_leaf;
   return productive;
 }
 

@@ -292,10 +292,13 @@ bool needs_pruning(const Expr& e, const std::vector<char>& productive) {
 
 void prune_unproductive(Grammar& g) {
   if (g.root >= g.rules.size()) throw GrammarError("the grammar's root rule is missing");
-  const std::vector<char> productive = productive_rules(g);
+  bool empty_leaves = false;
+  const std::vector<char> productive = productive_rules(g, &empty_leaves);
   if (!productive[g.root]) {
     throw GrammarError("the grammar's root can never match: its language is empty");
   }
+  // Nothing to prune: no body refers to an unproductive rule or holds an empty leaf.
+  if (!empty_leaves && std::all_of(productive.begin(), productive.end(), [](char p) { return p != 0; })) return;
   for (size_t i = 0; i < g.rules.size(); ++i) {
     if (!productive[i]) {
       g.rules[i].body = never_expr();
