@@ -54,15 +54,7 @@ class DirectAutomatonDfa {
     std::vector<uint32_t> slots;
     std::string shape;
     for (uint32_t q = 0; q < n_; ++q) {
-      // Shape: ranges with targets numbered by first appearance.
-      slots.clear();
-      shape.assign(1, static_cast<char>((json_ ? 1 : 0) | (escapes_ ? 2 : 0) | (bmp_calls_ ? 4 : 0)));
-      for (const auto& e : d_.states()[q].edges) {
-        const auto at = std::find(slots.begin(), slots.end(), e.target);
-        const auto slot = static_cast<uint32_t>(at - slots.begin());
-        if (at == slots.end()) slots.push_back(e.target);
-        for (const uint32_t v : {e.lo, e.hi, slot}) shape.append(reinterpret_cast<const char*>(&v), sizeof v);
-      }
+      shape_of(q, slots, shape);
       auto [it, fresh] = templates.try_emplace(shape);
       if (fresh) it->second = template_of(shape, q);
       instantiate(*it->second, slots, char_edges);
@@ -84,7 +76,30 @@ class DirectAutomatonDfa {
     return out;
   }
 
+  /// Puts the template of each state in the process-wide cache (prepare_key_templates).
+  void prepare() {
+    std::vector<uint32_t> slots;
+    std::string shape;
+    for (uint32_t q = 0; q < n_; ++q) {
+      shape_of(q, slots, shape);
+      template_of(shape, q);
+    }
+  }
+
  private:
+  // A state's shape: the flags, then its ranges with targets numbered by first appearance
+  // (`slots` lists the targets in that order).
+  void shape_of(uint32_t q, std::vector<uint32_t>& slots, std::string& shape) const {
+    slots.clear();
+    shape.assign(1, static_cast<char>((json_ ? 1 : 0) | (escapes_ ? 2 : 0) | (bmp_calls_ ? 4 : 0)));
+    for (const auto& e : d_.states()[q].edges) {
+      const auto at = std::find(slots.begin(), slots.end(), e.target);
+      const auto slot = static_cast<uint32_t>(at - slots.begin());
+      if (at == slots.end()) slots.push_back(e.target);
+      for (const uint32_t v : {e.lo, e.hi, slot}) shape.append(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+  }
+
   using Edge = GrammarAutomaton::ByteEdge;
   using Call = GrammarAutomaton::RuleEdge;
   // The bytes allowed at one position, sorted, disjoint: one range for UTF-8 and escape
@@ -428,6 +443,36 @@ class DirectAutomatonDfa {
 RuleDfa direct_automaton_dfa(const CharDfa& automaton, bool json_string, const Rule& rule, uint32_t max_states,
                              const EscapeRuleFn* escapes) {
   return DirectAutomatonDfa(automaton, json_string, rule, max_states, escapes).build();
+}
+
+void prepare_key_templates() {
+  // Per printable ASCII code point c but the quote and the backslash, the two states of an
+  // object's name trie and of its complement (the keys no name claims): c alone to one
+  // target, and c to one target with every other code point to another.
+  std::vector<CharDfa::State> states;
+  for (uint32_t c = 0x20; c < 0x7F; ++c) {
+    if (c == '"' || c == '\\') continue;
+    CharDfa::State single, complement;
+    single.edges.push_back({c, c, 1});
+    complement.edges.push_back({0, c - 1, 1});
+    complement.edges.push_back({c, c, 2});
+    complement.edges.push_back({c + 1, 0x10FFFF, 1});
+    states.push_back(std::move(single));
+    states.push_back(std::move(complement));
+  }
+  // Targets 1 and 2 become two last states: templates depend on the slots, not the states.
+  states.emplace_back();
+  states.emplace_back();
+  for (auto& st : states) {
+    for (auto& e : st.edges) e.target = static_cast<uint32_t>(states.size()) - 3 + e.target;
+  }
+  const CharDfa d = CharDfa::from_states(std::move(states));
+  const Rule rule{"key-templates", Expr::empty(), {}, false};
+  // Calls of escape rules for \u spellings above U+FFFF only: the usual choice
+  // (escapes_by_rule); grammars that call them for every \u build their own on demand.
+  EscapeRuleFn escapes;
+  escapes.bmp = false;
+  DirectAutomatonDfa(d, true, rule, UINT32_MAX, &escapes).prepare();
 }
 
 }  // namespace lockstep

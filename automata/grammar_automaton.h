@@ -35,6 +35,13 @@ struct CompileLimits {
   bool inline_rules = true;
 };
 
+/// Builds the byte-DFA templates (direct_automaton_dfa's partial states, kept
+/// process-wide) of the JSON-string states every object's keys meet: for each printable
+/// ASCII code point c, c alone, and c beside every other code point (a name trie's
+/// complement). About 2–3 ms and 0.2 MB; done once per process with the generic JSON
+/// building blocks (runtime/json_warm_start.h). Thread-safe.
+void prepare_key_templates();
+
 class GrammarAutomaton {
  public:
   struct ByteEdge {

@@ -26,6 +26,7 @@ void prepare_json_building_blocks(const std::shared_ptr<const Vocabulary>& vocab
           "o": {"type": "object"}}, "required": ["s"]})",
   };
   try {
+    prepare_key_templates();
     for (const auto whitespace : {JsonSchemaOptions::Whitespace::kFlexible, JsonSchemaOptions::Whitespace::kCompact}) {
       for (const auto order : {JsonSchemaOptions::PropertyOrder::kSchema, JsonSchemaOptions::PropertyOrder::kAny}) {
         JsonSchemaOptions options;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "automata/grammar_automaton.h"
 #include "automata/json_escapes.h"
 #include "automata/rule_automaton.h"
 #include "grammar/char_dfa.h"
@@ -142,6 +143,20 @@ TEST(DirectAutomaton, EscapeCallsSameAsTheNfaPath) {
   const Rule keys{"k", automaton_expr(std::make_shared<const CharDfa>(names.complement()), true), {}, true};
   EXPECT_LE(determinize_rule(keys, 1u << 20, nullptr, &escapes.by_rule).size() + 3 * names.complement().size(),
             determinize_rule(keys, 1u << 20, nullptr, &escapes.spelled).size());
+}
+
+// The templates prepared with the JSON building blocks (made from stand-in targets) give a
+// name trie and its complement the automata built without them. Each test runs in a process
+// of its own: here the prepared templates are the only ones in the cache.
+TEST(DirectAutomaton, PreparedKeyTemplatesGiveTheSameAutomata) {
+  prepare_key_templates();
+  EscapeNumbers escapes;
+  CharDfa names = CharDfa::literal("q");
+  for (const char* n : {"zap", "k~y", "a b", "x-1", "{}", "\x7e"}) names = CharDfa::unite(names, CharDfa::literal(n));
+  for (const EscapeRuleFn* fn : {&escapes.spelled, &escapes.by_rule}) {
+    expect_equivalent(names, true, "names", fn);
+    expect_equivalent(names.complement(), true, "complement of names", fn);
+  }
 }
 
 // The cost model (escapes_by_rule): escape rules for grammars whose strings have many
