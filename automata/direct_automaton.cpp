@@ -449,22 +449,17 @@ void prepare_key_templates() {
   // Per printable ASCII code point c but the quote and the backslash, the two states of an
   // object's name trie and of its complement (the keys no name claims): c alone to one
   // target, and c to one target with every other code point to another.
-  std::vector<CharDfa::State> states;
+  // States 0 and 1 are the two targets: templates depend on the slots, not the states.
+  std::vector<CharDfa::State> states(2);
   for (uint32_t c = 0x20; c < 0x7F; ++c) {
     if (c == '"' || c == '\\') continue;
     CharDfa::State single, complement;
-    single.edges.push_back({c, c, 1});
-    complement.edges.push_back({0, c - 1, 1});
-    complement.edges.push_back({c, c, 2});
-    complement.edges.push_back({c + 1, 0x10FFFF, 1});
+    single.edges.push_back({c, c, 0});
+    complement.edges.push_back({0, c - 1, 0});
+    complement.edges.push_back({c, c, 1});
+    complement.edges.push_back({c + 1, 0x10FFFF, 0});
     states.push_back(std::move(single));
     states.push_back(std::move(complement));
-  }
-  // Targets 1 and 2 become two last states: templates depend on the slots, not the states.
-  states.emplace_back();
-  states.emplace_back();
-  for (auto& st : states) {
-    for (auto& e : st.edges) e.target = static_cast<uint32_t>(states.size()) - 3 + e.target;
   }
   const CharDfa d = CharDfa::from_states(std::move(states));
   const Rule rule{"key-templates", Expr::empty(), {}, false};

@@ -125,7 +125,7 @@ class GrammarBuilder {
   Expr list_expr(const Machine& m, const Pieces& p, const std::string& hint);
 
   // Keeps only states that can still reach an accepting one; renumbers from 0.
-  static Machine prune(const Machine& m);
+  static Machine prune(Machine m);
 
   // ---- arrays
 

@@ -183,17 +183,15 @@ CharDfa build(const Condition* nonnegative, const Condition* negative, bool expo
   const Condition* sides[2] = {nonnegative, negative};
   std::vector<CharDfa::State> states(1);
   std::unordered_map<Key, uint32_t, KeyHash> ids;
-  std::vector<Key> queue;  // keys to expand; order[i] is queue[i]'s state (exponent states interleave)
+  std::vector<std::pair<Key, uint32_t>> queue;  // keys to expand, with their states (exponent states interleave)
   ids.reserve(1024);
   std::map<std::pair<int64_t, int64_t>, uint32_t> exponent_starts;
-  std::vector<uint32_t> order;
   auto intern = [&](const Key& k) {
     auto [it, fresh] = ids.try_emplace(k, static_cast<uint32_t>(states.size()));
     if (fresh) {
       if (states.size() >= max_states) throw std::length_error("number automaton over its state budget");
       states.emplace_back();
-      queue.push_back(k);
-      order.push_back(it->second);
+      queue.emplace_back(k, it->second);
     }
     return it->second;
   };
@@ -212,18 +210,16 @@ CharDfa build(const Condition* nonnegative, const Condition* negative, bool expo
   // The positive side's begin state is state 0; '-' leads to the negative side's.
   if (nonnegative) {
     ids.emplace(Key{nonnegative->start(), 0, kBegin}, 0);
-    queue.push_back({nonnegative->start(), 0, kBegin});
-    order.push_back(0);
+    queue.emplace_back(Key{nonnegative->start(), 0, kBegin}, 0);
   }
   // When both signs have the same condition, their walks share states past the begin state.
   const uint8_t negative_side = negative == nonnegative ? 0 : 1;
   const uint32_t minus = negative ? intern({negative->start(), 1, kBegin}) : 0;
   if (!nonnegative && negative) states[0].edges.push_back({'-', '-', minus});
   for (size_t i = 0; i < queue.size(); ++i) {
-    const Key k = queue[i];
+    const auto [k, id] = queue[i];
     const Condition& c = *sides[k.side];
     const uint8_t side = k.side == 1 ? negative_side : k.side;  // of the states after this one
-    const uint32_t id = order[i];
     Edges edges;
     if (id == 0 && negative) edges.push_back({'-', '-', minus});
     if (k.shape == kZero || k.shape == kInt) {

@@ -353,7 +353,7 @@ Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kin
       m.moves[i].push_back({element_of[ki], target});
     }
   }
-  return prune(m);
+  return prune(std::move(m));
 }
 
 Expr GrammarBuilder::member(const Kind& k, uint32_t depth) {

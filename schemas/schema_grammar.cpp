@@ -198,7 +198,7 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
   return alts.empty() ? never() : Expr::choice(std::move(alts));
 }
 
-Machine GrammarBuilder::prune(const Machine& m) {
+Machine GrammarBuilder::prune(Machine m) {
   const size_t n = m.moves.size();
   std::vector<char> live(n, 0);
   // Backwards: a machine numbered in the order its states are found (forward moves go to
@@ -213,7 +213,7 @@ Machine GrammarBuilder::prune(const Machine& m) {
     }
   }
   Machine out;
-  out.elements = m.elements;
+  out.elements = std::move(m.elements);
   std::vector<uint32_t> id(n, UINT32_MAX);
   for (size_t s = 0; s < n; ++s) {
     if (live[s] || s == 0) {
@@ -280,7 +280,7 @@ Expr GrammarBuilder::array_expr(ArrayRec r, uint32_t depth, const std::string& p
       }
     }
   }
-  return list_expr(prune(m), p, pointer + "-items");
+  return list_expr(prune(std::move(m)), p, pointer + "-items");
 }
 
 Expr GrammarBuilder::plain_array(const ArrayRec& r, uint32_t depth, const Pieces& p) {
