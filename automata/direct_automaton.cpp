@@ -50,14 +50,19 @@ class DirectAutomatonDfa {
     std::vector<Edge> char_edges;
     std::vector<uint32_t> char_begin{0};
     char_begin.reserve(n_ + 1);
-    std::unordered_map<std::string, std::shared_ptr<const Template>> templates;
+    // The shapes met so far: each one's template and the grammar's escape rules it calls
+    // (found once per shape, not per state).
+    std::unordered_map<std::string, Shape> templates;
     std::vector<uint32_t> slots;
     std::string shape;
     for (uint32_t q = 0; q < n_; ++q) {
       shape_of(q, slots, shape);
       auto [it, fresh] = templates.try_emplace(shape);
-      if (fresh) it->second = template_of(shape, q);
-      instantiate(*it->second, slots, char_edges);
+      if (fresh) {
+        it->second.t = template_of(shape, q);
+        for (const auto& ranges : it->second.t->escapes) it->second.escape_rules.push_back(escapes_->rule(ranges));
+      }
+      instantiate(*it->second.t, it->second.escape_rules, slots, char_edges);
       char_begin.push_back(static_cast<uint32_t>(char_edges.size()));
     }
     RuleDfa out;
@@ -76,13 +81,14 @@ class DirectAutomatonDfa {
     return out;
   }
 
-  /// Puts the template of each state in the process-wide cache (prepare_key_templates).
+  /// Puts the template of each state in the process-wide cache, and the automata of the
+  /// escape rules it calls in escape_tail's (prepare_key_templates).
   void prepare() {
     std::vector<uint32_t> slots;
     std::string shape;
     for (uint32_t q = 0; q < n_; ++q) {
       shape_of(q, slots, shape);
-      template_of(shape, q);
+      for (const auto& ranges : template_of(shape, q)->escapes) escape_tail(ranges, !bmp_calls_);
     }
   }
 
@@ -170,6 +176,11 @@ class DirectAutomatonDfa {
     std::mutex mutex_;
     std::unordered_map<std::string, std::shared_ptr<const Template>> map_;
     size_t nodes_ = 0;
+  };
+
+  struct Shape {
+    std::shared_ptr<const Template> t;
+    std::vector<uint32_t> escape_rules;  // per t->escapes
   };
 
   std::shared_ptr<const Template> template_of(const std::string& shape, uint32_t q) const {
@@ -276,12 +287,12 @@ class DirectAutomatonDfa {
   }
 
   // The template's partial states for a state whose slots lead to `targets` (interned), and
-  // its own byte edges appended to `root`. The node being built is scratch storage: only a
-  // node not seen before is kept (most are shared).
-  void instantiate(const Template& t, const std::vector<uint32_t>& targets, std::vector<Edge>& root) {
+  // its own byte edges appended to `root`; `escape_rule` names the grammar's rule of each of
+  // the template's escapes. The node being built is scratch storage: only a node not seen
+  // before is kept (most are shared).
+  void instantiate(const Template& t, const std::vector<uint32_t>& escape_rule, const std::vector<uint32_t>& targets,
+                   std::vector<Edge>& root) {
     ids_.resize(t.nodes.size());
-    escape_rule_.resize(t.escapes.size());
-    for (size_t i = 0; i < t.escapes.size(); ++i) escape_rule_[i] = escapes_->rule(t.escapes[i]);
     auto map_edges = [&](const std::vector<Edge>& edges, std::vector<Edge>& out) {
       for (const Edge& e : edges) {
         out.push_back({e.lo, e.hi, e.target & kLeaf ? targets[e.target & ~kLeaf] : ids_[e.target]});
@@ -291,7 +302,7 @@ class DirectAutomatonDfa {
       node_.bytes.clear();
       node_.calls.clear();
       map_edges(t.nodes[i].bytes, node_.bytes);
-      for (const Call& c : t.nodes[i].calls) node_.calls.push_back({escape_rule_[c.rule], targets[c.target & ~kLeaf]});
+      for (const Call& c : t.nodes[i].calls) node_.calls.push_back({escape_rule[c.rule], targets[c.target & ~kLeaf]});
       std::sort(node_.calls.begin(), node_.calls.end(),
                 [](const Call& a, const Call& b) { return a.rule != b.rule ? a.rule < b.rule : a.target < b.target; });
       ids_[i] = intern(node_);
@@ -434,7 +445,7 @@ class DirectAutomatonDfa {
   std::vector<uint32_t> slots_;          // open addressing: interior index, or kEmpty
   unsigned slot_bits_ = 0;               // slots_.size() == 2^slot_bits_
   Node node_;                            // instantiate's scratch
-  std::vector<uint32_t> ids_, escape_rule_;
+  std::vector<uint32_t> ids_;
   static constexpr uint32_t kEmpty = UINT32_MAX;
 };
 
@@ -463,11 +474,13 @@ void prepare_key_templates() {
   }
   const CharDfa d = CharDfa::from_states(std::move(states));
   const Rule rule{"key-templates", Expr::empty(), {}, false};
-  // Calls of escape rules for \u spellings above U+FFFF only: the usual choice
-  // (escapes_by_rule); grammars that call them for every \u build their own on demand.
-  EscapeRuleFn escapes;
-  escapes.bmp = false;
-  DirectAutomatonDfa(d, true, rule, UINT32_MAX, &escapes).prepare();
+  // Both ways of reading \u spellings (escapes_by_rule): escape rules for those above
+  // U+FFFF only (the others spelled out), or for every one.
+  for (const bool bmp : {false, true}) {
+    EscapeRuleFn escapes;
+    escapes.bmp = bmp;
+    DirectAutomatonDfa(d, true, rule, UINT32_MAX, &escapes).prepare();
+  }
 }
 
 }  // namespace lockstep
