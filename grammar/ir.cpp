@@ -150,10 +150,19 @@ int64_t Grammar::find_rule(std::string_view name) const {
 }
 
 uint32_t Grammar::add_rule(std::string name, Expr body, SourceLocation where, bool no_inline) {
-  if (find_rule(name) >= 0) {
-    throw GrammarError(where, fmt::format("rule '{}' is defined twice", name));
+  const auto index = static_cast<uint32_t>(rules.size());
+  if (names.size() == rules.size()) {  // the index covers every rule: one lookup
+    const auto [it, fresh] = names.try_emplace(name, index);
+    if (!fresh) {
+      if (it->second < rules.size() && rules[it->second].name == name) {
+        throw GrammarError(where, fmt::format("rule '{}' is defined twice", name));
+      }
+      it->second = index;  // a renamed rule's stale entry
+    }
+  } else {
+    if (find_rule(name) >= 0) throw GrammarError(where, fmt::format("rule '{}' is defined twice", name));
+    names[name] = index;
   }
-  names[name] = static_cast<uint32_t>(rules.size());
   rules.push_back(Rule{std::move(name), std::move(body), where, no_inline});
   return static_cast<uint32_t>(rules.size() - 1);
 }

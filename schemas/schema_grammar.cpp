@@ -55,14 +55,19 @@ GrammarBuilder::Pieces GrammarBuilder::pieces(char open, char close, uint32_t de
 }
 
 uint32_t GrammarBuilder::add_rule(const std::string& hint, Expr body, bool no_inline) {
-  std::string name = hint;
-  for (char& ch : name) {
-    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-') ch = '-';
-  }
-  while (!name.empty() && name[0] == '-') name.erase(0, 1);
-  if (name.size() > 40) name = name.substr(name.size() - 40);
-  return g_.add_rule(fmt::format("{}{}{}", name.empty() ? "r" : name, name.empty() ? "" : "-", g_.rules.size()),
-                     std::move(body), {}, no_inline);
+  // The hint's last 40 characters from its first letter or digit on, every character but a
+  // letter, a digit or '-' made '-'; then '-' and the rule's index ("r" and the index
+  // without a hint). Only that tail is read: hints are JSON pointers, some long.
+  const auto name_char = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; };
+  size_t from = 0;
+  while (from < hint.size() && !name_char(hint[from])) ++from;
+  if (hint.size() - from > 40) from = hint.size() - 40;
+  std::string name;
+  name.reserve(hint.size() - from + 12);
+  for (size_t i = from; i < hint.size(); ++i) name += name_char(hint[i]) || hint[i] == '-' ? hint[i] : '-';
+  name += name.empty() ? "r" : "-";
+  name += std::to_string(g_.rules.size());
+  return g_.add_rule(std::move(name), std::move(body), {}, no_inline);
 }
 
 uint32_t GrammarBuilder::term_rule(const TermPtr& t, uint32_t depth) {
