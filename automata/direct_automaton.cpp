@@ -114,12 +114,6 @@ class DirectAutomatonDfa {
   struct Elem {
     std::array<ByteRange, 3> r{};
     uint8_t n = 0;
-    bool covers(uint16_t a, uint16_t b) const {
-      for (uint8_t i = 0; i < n; ++i) {
-        if (r[i].lo <= a && b <= r[i].hi) return true;
-      }
-      return false;
-    }
   };
   static Elem one(char c) { return Elem{{ByteRange{static_cast<uint8_t>(c), static_cast<uint8_t>(c)}}, 1}; }
   static Elem elem_of(const std::vector<ByteRange>& ranges) {
@@ -370,8 +364,13 @@ class DirectAutomatonDfa {
   // to this point): the calls of the items that end here, the byte edges of the others.
   // Buffers of one template's construction: per depth (a call at depth `pos` keeps its own
   // while deeper ones run), and the hashes of the template's nodes for hash-consing them.
+  struct Range {
+    uint16_t lo, hi;
+    const Item* item;
+  };
   struct Scratch {
     std::array<std::vector<uint16_t>, 7> points;
+    std::array<std::vector<Range>, 7> ranges, active;
     std::array<std::vector<const Item*>, 7> sub;
     std::vector<uint64_t> hashes;
   };
@@ -379,7 +378,9 @@ class DirectAutomatonDfa {
   static Node transitions(const std::vector<const Item*>& items, size_t pos, Template& t, Scratch& scratch) {
     Node out;
     std::vector<uint16_t>& points = scratch.points[pos];
+    std::vector<Range>& ranges = scratch.ranges[pos];
     points.clear();
+    ranges.clear();
     for (const Item* it : items) {
       if (it->len == pos) {
         out.calls.push_back({it->call, kLeaf | it->slot});
@@ -389,19 +390,29 @@ class DirectAutomatonDfa {
       for (uint8_t i = 0; i < e.n; ++i) {
         points.push_back(e.r[i].lo);
         points.push_back(static_cast<uint16_t>(e.r[i].hi + 1));
+        ranges.push_back({e.r[i].lo, e.r[i].hi, it});
       }
     }
     std::sort(out.calls.begin(), out.calls.end(), [](const Call& a, const Call& b) { return a.rule < b.rule; });
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
     out.bytes.reserve(points.size());
+    // A sweep over the intervals between points: every range starts and ends at points, so
+    // the ranges that have started and not ended cover the whole interval (an item's ranges
+    // are disjoint: it is there once). The result does not depend on the items' order.
+    std::sort(ranges.begin(), ranges.end(), [](const Range& x, const Range& y) { return x.lo < y.lo; });
+    std::vector<Range>& active = scratch.active[pos];
+    active.clear();
+    size_t started = 0;
     std::vector<const Item*>& sub = scratch.sub[pos];
     for (size_t i = 0; i + 1 < points.size(); ++i) {
       const uint16_t a = points[i], b = static_cast<uint16_t>(points[i + 1] - 1);
+      std::erase_if(active, [&](const Range& r) { return r.hi < a; });
+      for (; started < ranges.size() && ranges[started].lo <= a; ++started) active.push_back(ranges[started]);
       sub.clear();
       uint32_t target = UINT32_MAX;
-      for (const Item* it : items) {
-        if (it->len == pos || !it->seq[pos].covers(a, b)) continue;
+      for (const Range& r : active) {
+        const Item* it = r.item;
         if (it->len == pos + 1 && it->call == kNoCall) {
           target = kLeaf | it->slot;  // a DFA: every sequence ending here reads the same code point
         } else {
