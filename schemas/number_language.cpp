@@ -5,6 +5,8 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -178,6 +180,42 @@ std::optional<NumberConstraints::Bound> tightest(const std::vector<NumberConstra
   return best;
 }
 
+// The least common multiple of positive decimals, when it has at most 18 significant digits
+// (what a Multiple condition reads): v is a multiple of every m exactly when it is one of
+// theirs. With s the most fraction digits among them, each m·10^s is an integer A, and v·10^s
+// is a multiple of every A exactly when it is one of lcm(A) (v·10^s = k·A is an integer).
+std::optional<Decimal> least_common_multiple(const std::vector<Decimal>& multiples) {
+  using u128 = unsigned __int128;
+  constexpr u128 kMax = 1'000'000'000'000'000'000u;  // 10^18
+  size_t scale = 0;
+  for (const auto& m : multiples) scale = std::max(scale, m.frac_digits.size());
+  u128 l = 1;
+  for (const auto& m : multiples) {
+    if (m.negative || m.is_zero()) return std::nullopt;
+    u128 a = 0;
+    const std::string digits = m.int_digits + m.frac_digits + std::string(scale - m.frac_digits.size(), '0');
+    for (const char ch : digits) {
+      a = a * 10 + static_cast<unsigned>(ch - '0');
+      if (a >= kMax * 10) return std::nullopt;
+    }
+    u128 x = l, y = a;
+    while (y != 0) x = std::exchange(y, x % y);
+    l = l / x * a;  // l, a < 10^19: the product of l / gcd and a fits in 128 bits
+    if (l >= kMax * 10) return std::nullopt;
+  }
+  std::string text;
+  for (u128 v = l; v != 0; v /= 10) text.insert(text.begin(), static_cast<char>('0' + static_cast<unsigned>(v % 10)));
+  if (text.size() <= scale) text.insert(0, scale - text.size() + 1, '0');
+  Decimal d;
+  d.int_digits = text.substr(0, text.size() - scale);
+  d.frac_digits = text.substr(text.size() - scale);
+  d.frac_digits.erase(d.frac_digits.find_last_not_of('0') + 1);
+  const std::string significant = (d.int_digits == "0" ? "" : d.int_digits) + d.frac_digits;
+  const size_t first = significant.find_first_not_of('0'), last = significant.find_last_not_of('0');
+  if (first == std::string::npos || last - first + 1 > 18) return std::nullopt;
+  return d;
+}
+
 }  // namespace
 
 CharDfa numbers_satisfying(const NumberConstraints& c, bool exponents, size_t max_states) {
@@ -193,9 +231,27 @@ CharDfa numbers_satisfying(const NumberConstraints& c, bool exponents, size_t ma
   }
   const bool integral = std::any_of(multiples.begin(), multiples.end(), [](const Decimal& m) { return m.is_integer(); });
   if (c.integer && !integral) multiples.push_back(Decimal::parse("1"));
-  for (const auto& m : multiples) {
-    const Condition* x = exponents ? sides.own(std::make_unique<Multiple>(m, cap, max_states))
-                                   : sides.own(std::make_unique<PlainMultiple>(m, max_states));
+  auto condition = [&](const Decimal& m) -> std::unique_ptr<Condition> {
+    if (exponents) return std::make_unique<Multiple>(m, cap, max_states);
+    return std::make_unique<PlainMultiple>(m, max_states);
+  };
+  std::vector<std::unique_ptr<Condition>> conditions;
+  // Several multiples are one (a walk over the tuple of their residues and scales costs far
+  // more than one over the residue of their least common multiple), when it can be read and
+  // its condition is within the limits; else each its own, with their own errors.
+  if (multiples.size() > 1) {
+    if (const auto l = least_common_multiple(multiples)) {
+      try {
+        conditions.push_back(condition(*l));
+      } catch (const std::invalid_argument&) {
+      }
+    }
+  }
+  if (conditions.empty()) {
+    for (const auto& m : multiples) conditions.push_back(condition(m));
+  }
+  for (auto& owned : conditions) {
+    const Condition* x = sides.own(std::move(owned));
     sides.add(0, x);
     sides.add(1, x);
   }

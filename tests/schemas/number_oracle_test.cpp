@@ -178,6 +178,25 @@ TEST(NumberOracle, AutomataAgreeWithFractionArithmetic) {
     }
     constraints.push_back(x);
   }
+  // Several multiples at once (one condition of their least common multiple when it fits):
+  // coprime, sharing factors, decimals of different scales, with bounds and "integer".
+  for (const std::vector<const char*>& ms : std::vector<std::vector<const char*>>{
+           {"2", "3", "5"}, {"4", "6"}, {"0.5", "0.3"}, {"0.25", "1.5"}, {"1e-8", "3"}, {"0.01", "7", "12"},
+           {"0.5", "0.75"}, {"64", "80"}}) {
+    for (const bool integer : {false, true}) {
+      Constraint x;
+      for (const char* m : ms) {
+        x.oracle += (x.oracle.empty() ? "" : ";") + fmt::format("mul {}", m);
+        x.c.multiple_of.push_back(Decimal::parse(m));
+      }
+      if (integer) {
+        x.oracle += ";int";
+        x.c.integer = true;
+        bound(x, Decimal::parse("-1000"), 0);
+      }
+      constraints.push_back(x);
+    }
+  }
   for (int k = 0; k < 8; ++k) {  // enums
     Constraint x;
     x.is_in = true;
