@@ -33,8 +33,8 @@ void visit_refs(const Expr& e, F&& f) {
 
 }  // namespace
 
-std::vector<char> productive_rules(const Grammar& g, bool* empty_leaves) {
-  bool empty_leaf = false;
+std::vector<char> productive_rules(const Grammar& g, bool* empty_leaves, bool* bad_refs) {
+  bool empty_leaf = false, bad_ref = false;
   const auto num_rules = static_cast<uint32_t>(g.rules.size());
   std::vector<uint32_t> parent, need, ready;
   std::vector<std::pair<uint32_t, uint32_t>> waits;  // (rule, reference node)
@@ -61,7 +61,11 @@ std::vector<char> productive_rules(const Grammar& g, bool* empty_leaves) {
           empty_leaf = empty_leaf || count == 1;
           break;
         case Expr::Kind::kRuleRef:
-          if (e->rule < num_rules) waits.emplace_back(e->rule, node);
+          if (e->rule < num_rules) {
+            waits.emplace_back(e->rule, node);
+          } else {
+            bad_ref = true;
+          }
           break;
         case Expr::Kind::kSequence:
           count = static_cast<uint32_t>(e->children.size());
@@ -110,6 +114,7 @@ std::vector<char> productive_rules(const Grammar& g, bool* empty_leaves) {
     for (uint32_t k = wait_begin[r]; k < wait_begin[r + 1]; ++k) settle_one(waiting[k]);
   }
   if (empty_leaves) *empty_leaves = empty_leaf;
+  if (bad_refs) *bad_refs = bad_ref;
   return productive;
 }
 

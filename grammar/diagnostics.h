@@ -16,11 +16,11 @@
 namespace lockstep {
 
 /// Per rule (indexed like grammar.rules): 1 when the rule derives some finite string.
-/// Every rule reference must be in range. Linear in the number of expression nodes. With
-/// `empty_leaves`, also tells whether any body holds an empty character class or an empty
-/// automaton (prune_unproductive has nothing to do when there is none and every rule is
-/// productive).
-std::vector<char> productive_rules(const Grammar& grammar, bool* empty_leaves = nullptr);
+/// Linear in the number of expression nodes. A reference out of range never completes;
+/// with `bad_refs`, tells whether there is one. With `empty_leaves`, also tells whether any
+/// body holds an empty character class or an empty automaton (prune_unproductive has
+/// nothing to do when there is none and every rule is productive).
+std::vector<char> productive_rules(const Grammar& grammar, bool* empty_leaves = nullptr, bool* bad_refs = nullptr);
 
 /// Per rule: 1 when the root refers to it, directly or through other rules (the root
 /// itself included). References out of range are ignored. Linear.

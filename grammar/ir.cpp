@@ -202,15 +202,20 @@ void for_each_ref(const Expr& e, const F& f) {
 void validate(Grammar& g) {
   if (g.rules.empty()) throw GrammarError("the grammar has no rules");
   if (g.root >= g.rules.size()) throw GrammarError("the grammar's root rule is missing");
-  for (const auto& rule : g.rules) {
-    for_each_ref(rule.body, [&](const Expr& ref) {
-      if (ref.rule >= g.rules.size()) {
-        throw GrammarError(ref.where, fmt::format("rule '{}' refers to a rule that does not exist",
-                                                  rule.name));
-      }
-    });
+  // One walk tells productivity and whether any reference is out of range; only then are
+  // the bodies searched for the first such reference, to name it.
+  bool bad_refs = false;
+  const std::vector<char> productive = productive_rules(g, nullptr, &bad_refs);
+  if (bad_refs) {
+    for (const auto& rule : g.rules) {
+      for_each_ref(rule.body, [&](const Expr& ref) {
+        if (ref.rule >= g.rules.size()) {
+          throw GrammarError(ref.where, fmt::format("rule '{}' refers to a rule that does not exist",
+                                                    rule.name));
+        }
+      });
+    }
   }
-  const std::vector<char> productive = productive_rules(g);
   if (!productive[g.root]) {
     // Name a rule at the bottom of the failure: one whose unproductive references all lead
     // back to it (its own cycle), not a rule that merely uses it.
@@ -222,6 +227,7 @@ void validate(Grammar& g) {
                     bad.name));
   }
   // The root can do without the others: their alternatives are dropped, with a warning.
+  if (std::all_of(productive.begin(), productive.end(), [](char p) { return p != 0; })) return;
   const std::vector<char> reachable = reachable_rules(g);
   for (uint32_t i = 0; i < g.rules.size(); ++i) {
     if (!reachable[i] || productive[i]) continue;

@@ -237,6 +237,29 @@ TEST(UnproductiveRules, DiagnoseRulesListsThemWithTheirPlaces) {
   EXPECT_EQ(grammar.warnings[0].rule, "loop");
 }
 
+// A reference to a rule that does not exist (a grammar built in code) is an error naming the
+// rule that holds it, also in an alternative the rule does without, and whichever rule comes
+// first.
+TEST(UnproductiveRules, AReferenceOutOfRangeIsAnError) {
+  for (const bool in_needed_part : {false, true}) {
+    Grammar g;
+    g.add_rule("root", Expr::choice({Expr::literal("a"), Expr::rule_ref(1)}));
+    Expr bad = Expr::rule_ref(7);
+    bad.where = SourceLocation{3, 9};
+    g.add_rule("other", in_needed_part ? Expr::sequence({Expr::literal("b"), bad})
+                                       : Expr::choice({Expr::literal("b"), bad}));
+    try {
+      GrammarAutomaton::compile(std::move(g));
+      ADD_FAILURE() << "compiled";
+    } catch (const GrammarError& e) {
+      EXPECT_NE(std::string(e.what()).find("rule 'other' refers to a rule that does not exist"), std::string::npos)
+          << e.what();
+      EXPECT_EQ(e.where().line, 3u);
+      EXPECT_EQ(e.where().column, 9u);
+    }
+  }
+}
+
 TEST(UnproductiveRules, ARootThatCannotFinishIsStillAnError) {
   EXPECT_THROW(parse_gbnf("root ::= a\na ::= \"x\" a"), GrammarError);
   EXPECT_THROW(parse_gbnf("root ::= \"a\" root"), GrammarError);
