@@ -147,20 +147,36 @@ InlinePlan plan_inlining(const Grammar& g, const InlineLimits& limits) {
 
   InlinePlan plan;
   plan.grammar_ = &g;
+  std::vector<const Expr*> substituted;
   std::vector<size_t> size(n, 0);
   auto decide = [&](const Expr& ref, size_t& budget) {
     const uint32_t r = ref.rule;
     const bool small = size[r] <= limits.max_rule_size || (uses[r] == 1 && size[r] <= limits.max_single_use_size);
     if (recursive[r] || r == g.root || g.rules[r].no_inline || !small || size[r] > budget) return false;
     budget -= size[r];
-    plan.substituted_.insert(&ref);
+    substituted.push_back(&ref);
     return true;
   };
   for (uint32_t r : order) {
     size_t budget = limits.max_body_size;
     size[r] = plan_body(g.rules[r].body, size, budget, decide);
   }
+  plan.fill(substituted);
   return plan;
+}
+
+void InlinePlan::fill(const std::vector<const Expr*>& refs) {
+  substituted_.clear();
+  slot_bits_ = 0;
+  if (refs.empty()) return;
+  while ((size_t{1} << slot_bits_) < 2 * refs.size()) ++slot_bits_;
+  substituted_.assign(size_t{1} << slot_bits_, nullptr);
+  const size_t mask = substituted_.size() - 1;
+  for (const Expr* ref : refs) {
+    size_t i = slot_of(ref);
+    while (substituted_[i] != nullptr && substituted_[i] != ref) i = (i + 1) & mask;
+    substituted_[i] = ref;
+  }
 }
 
 }  // namespace lockstep

@@ -3,9 +3,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <unordered_set>
+#include <vector>
 
 #include "grammar/grammar.h"
+#include "grammar/hash.h"
 
 namespace lockstep {
 
@@ -31,15 +32,31 @@ class InlinePlan {
   InlinePlan() = default;
   /// True when the rule reference `ref` (a node of a rule body of the planned grammar)
   /// stands for the referenced rule's body.
-  bool substitutes(const Expr& ref) const { return substituted_.count(&ref) != 0; }
+  bool substitutes(const Expr& ref) const {
+    if (substituted_.empty()) return false;
+    const size_t mask = substituted_.size() - 1;
+    for (size_t i = slot_of(&ref); ; i = (i + 1) & mask) {
+      if (substituted_[i] == &ref) return true;
+      if (substituted_[i] == nullptr) return false;
+    }
+  }
   /// `e`, or, while it is a substituted reference, the body it stands for.
   const Expr& resolve(const Expr& e) const;
   /// The body of `rule` in the planned grammar.
   const Expr& body(uint32_t rule) const { return grammar_->rules[rule].body; }
 
  private:
+  // The substituted references: open addressing with linear probing (empty slots null),
+  // a power-of-two size at least twice their number, filled once (no allocation per
+  // reference: a grammar of many member machines substitutes a great many).
+  size_t slot_of(const Expr* ref) const {
+    return static_cast<size_t>(mix64(reinterpret_cast<uintptr_t>(ref)) >> (64 - slot_bits_));
+  }
+  void fill(const std::vector<const Expr*>& refs);
+
   const Grammar* grammar_ = nullptr;
-  std::unordered_set<const Expr*> substituted_;
+  std::vector<const Expr*> substituted_;
+  unsigned slot_bits_ = 0;
   friend InlinePlan plan_inlining(const Grammar&, const InlineLimits&);
 };
 
