@@ -164,7 +164,7 @@ uint32_t Grammar::add_rule(std::string name, Expr body, SourceLocation where, bo
     names[name] = index;
   }
   rules.push_back(Rule{std::move(name), std::move(body), where, no_inline});
-  return static_cast<uint32_t>(rules.size() - 1);
+  return index;
 }
 
 namespace {

@@ -180,13 +180,13 @@ std::optional<NumberConstraints::Bound> tightest(const std::vector<NumberConstra
   return best;
 }
 
-// The least common multiple of positive decimals, when it has at most 18 significant digits
-// (what a Multiple condition reads): v is a multiple of every m exactly when it is one of
+// The least common multiple of positive decimals, when it is below 10^19 (the condition made
+// from it checks its own limits): v is a multiple of every m exactly when it is one of
 // theirs. With s the most fraction digits among them, each m·10^s is an integer A, and v·10^s
 // is a multiple of every A exactly when it is one of lcm(A) (v·10^s = k·A is an integer).
 std::optional<Decimal> least_common_multiple(const std::vector<Decimal>& multiples) {
   using u128 = unsigned __int128;
-  constexpr u128 kMax = 1'000'000'000'000'000'000u;  // 10^18
+  constexpr u128 kLimit = u128{10'000'000'000'000'000'000u};  // 10^19
   size_t scale = 0;
   for (const auto& m : multiples) scale = std::max(scale, m.frac_digits.size());
   u128 l = 1;
@@ -196,12 +196,12 @@ std::optional<Decimal> least_common_multiple(const std::vector<Decimal>& multipl
     const std::string digits = m.int_digits + m.frac_digits + std::string(scale - m.frac_digits.size(), '0');
     for (const char ch : digits) {
       a = a * 10 + static_cast<unsigned>(ch - '0');
-      if (a >= kMax * 10) return std::nullopt;
+      if (a >= kLimit) return std::nullopt;
     }
     u128 x = l, y = a;
     while (y != 0) x = std::exchange(y, x % y);
     l = l / x * a;  // l, a < 10^19: the product of l / gcd and a fits in 128 bits
-    if (l >= kMax * 10) return std::nullopt;
+    if (l >= kLimit) return std::nullopt;
   }
   std::string text;
   for (u128 v = l; v != 0; v /= 10) text.insert(text.begin(), static_cast<char>('0' + static_cast<unsigned>(v % 10)));
@@ -210,9 +210,6 @@ std::optional<Decimal> least_common_multiple(const std::vector<Decimal>& multipl
   d.int_digits = text.substr(0, text.size() - scale);
   d.frac_digits = text.substr(text.size() - scale);
   d.frac_digits.erase(d.frac_digits.find_last_not_of('0') + 1);
-  const std::string significant = (d.int_digits == "0" ? "" : d.int_digits) + d.frac_digits;
-  const size_t first = significant.find_first_not_of('0'), last = significant.find_last_not_of('0');
-  if (first == std::string::npos || last - first + 1 > 18) return std::nullopt;
   return d;
 }
 

@@ -238,8 +238,7 @@ TEST(UnproductiveRules, DiagnoseRulesListsThemWithTheirPlaces) {
 }
 
 // A reference to a rule that does not exist (a grammar built in code) is an error naming the
-// rule that holds it, also in an alternative the rule does without, and whichever rule comes
-// first.
+// rule that holds it and the reference's place, also in an alternative the rule does without.
 TEST(UnproductiveRules, AReferenceOutOfRangeIsAnError) {
   for (const bool in_needed_part : {false, true}) {
     Grammar g;
