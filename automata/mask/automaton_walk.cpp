@@ -81,15 +81,29 @@ class AutomatonWalk {
       const uint64_t key = static_cast<uint64_t>(s1) << 8 | b;
       const uint64_t cut_key = key | uint64_t{1} << 62;
       const RowRef cut = shared_row(s1, kShort);
+      const bool wide = hi - lo >= kWideSegment;
       if (cut.whole || (cut.row && n_long == 0)) {  // the cut signature keys the whole segment
         part.segment = find_segment(cut.row, cut_key, b);
+        if (!part.segment && !cut.whole && wide) part.segment = find_bounded(s1, b, cut.row, cut_key);
         if (!part.segment) {
           part.segment = make_segment(seg_, walk_whole(lo, hi));
           store_segment(cut.row, cut_key, b, part.segment);
+          // A wide segment, mostly accepted, from a loop (a string body): its short tokens
+          // also under the depth-bounded signature, where states that read alike within
+          // that depth look (every bounded string's positions far from its bound).
+          if (cut.whole && wide && part.segment->complement && loop(s1)) {
+            if (SharedSegments::Row* bounded = shared_row(s1, kBounded).row) {
+              store_segment(bounded, cut_key, b, n_long == 0 ? part.segment : short_of_whole(hi - lo - n_long));
+              const auto& set = cache_.short_shapes(s1);
+              SharedSegments::instance().add_loop(set.hash, set.shapes);
+            }
+          }
         }
       } else {
         if (cut.row) {
-          if (auto short_part = find_segment(cut.row, cut_key, b)) {
+          auto short_part = find_segment(cut.row, cut_key, b);
+          if (!short_part && wide) short_part = find_bounded(s1, b, cut.row, cut_key);
+          if (short_part) {
             // The long tokens are few (~1% of Llama 3's): walked, not looked up (a full
             // signature would cost more than their walk).
             part.long_lo = next_long;
@@ -161,9 +175,15 @@ class AutomatonWalk {
     std::vector<std::pair<int32_t, uint32_t>> uncertain;
   };
 
+  // Segments of at least this many tokens (a few dozen first bytes, 85 % of Llama 3's tokens)
+  // are shared between a loop and the bounded positions that read like it; the smaller ones
+  // cost less to walk than the depth-bounded signature that would find them.
+  static constexpr size_t kWideSegment = 512;
+
   // Signatures that key segments: the full one (whole segments), the cut one (whole
-  // segments when it cut nothing, else their short tokens).
-  enum Kind : uint8_t { kFull, kShort };
+  // segments when it cut nothing, else their short tokens), the depth-bounded one (short
+  // tokens; the same as the cut one when that cut).
+  enum Kind : uint8_t { kFull, kShort, kBounded };
   // The tokens of a part a segment holds, when its long tokens were walked apart.
   enum Subset : uint8_t { kShortTokens, kLongTokens };
 
@@ -184,13 +204,36 @@ class AutomatonWalk {
     auto& rows = rows_[kind];
     auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.s1 == s1; });
     if (it == rows.end()) {
-      const std::string& sig = kind == kShort ? cache_.short_signature(s1) : cache_.signature(s1);
+      const std::string& sig = kind == kShort     ? cache_.short_signature(s1)
+                               : kind == kBounded ? cache_.bounded_signature(s1)
+                                                  : cache_.signature(s1);
       std::shared_ptr<SharedSegments::Row> row;
       if (!sig.empty()) row = SharedSegments::instance().row(sig);
       rows.push_back({s1, std::move(row), kind == kShort && !sig.empty() && sig[0] == 'C'});
       it = rows.end() - 1;
     }
     return {it->row.get(), it->whole};
+  }
+
+  // Whether s1's automaton is a loop (TokenMaskCache::Impl::is_loop), found once per walk.
+  bool loop(uint32_t s1) {
+    auto it = std::find_if(loops_.begin(), loops_.end(), [&](const std::pair<uint32_t, bool>& l) { return l.first == s1; });
+    if (it == loops_.end()) it = loops_.insert(loops_.end(), {s1, cache_.is_loop(s1)});
+    return it->second;
+  }
+
+  // The short tokens' segment of byte b stored under s1's depth-bounded signature (by a wide
+  // segment of a state whose cut signature cut nothing), copied into s1's cut row; or none.
+  // Looked up only where the cut row missed and s1 reads the local shapes of a loop stored
+  // there, so the signature is computed only then.
+  std::shared_ptr<const Segment> find_bounded(uint32_t s1, uint8_t b, SharedSegments::Row* cut_row, uint64_t cut_key) {
+    SharedSegments& shared = SharedSegments::instance();
+    if (!shared.has_loop_shape(cache_.local_shape_of(s1)) || !shared.has_loop(cache_.short_shapes(s1).hash)) return nullptr;
+    SharedSegments::Row* bounded = shared_row(s1, kBounded).row;
+    if (!bounded) return nullptr;
+    auto segment = SharedSegments::instance().get(*bounded, b);
+    if (segment) store_segment(cut_row, cut_key, b, segment);
+    return segment;
   }
 
   // The segment walked before: in the shared row, or (no signature) in this cache's own
@@ -445,7 +488,8 @@ class AutomatonWalk {
     std::shared_ptr<SharedSegments::Row> row;
     bool whole;
   };
-  std::vector<Row> rows_[2];  // by kind, by successor
+  std::vector<Row> rows_[3];  // by kind, by successor
+  std::vector<std::pair<uint32_t, bool>> loops_;  // by successor: loop(s1)
   size_t complement_tokens_ = 0;  // tokens of the segments stored as complements
 };
 

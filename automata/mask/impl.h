@@ -82,7 +82,19 @@ struct TokenMaskCache::Impl {
   // signature() cut at mask::kShortTokenBytes bytes (see the .cpp), or empty; it starts with
   // 'C' when nothing was cut, else 'T'.
   const std::string& short_signature(uint32_t state) const;
+  // What a walk of a short token's bytes after `state` reads, hashed bottom-up (see the .cpp):
+  // "T" and the hash, or empty. short_signature() when it cuts.
+  const std::string& bounded_signature(uint32_t state) const;
+  const std::string& bounded_signature_locked(uint32_t state) const;
   bool numbered_signature(uint32_t state, uint32_t frontier, uint64_t tag, std::string& sig) const;
+  struct ShapeSet {
+    std::vector<uint64_t> shapes;  // sorted, distinct
+    uint64_t hash = 0;
+  };
+  const ShapeSet& short_shapes(uint32_t state) const;
+  uint64_t local_shape(uint32_t state) const;
+  uint64_t local_shape_of(uint32_t state) const;
+  bool is_loop(uint32_t state) const;
   // Canonical signature of what a walk from a grammar rule's state can reach (see the .cpp),
   // or empty.
   std::string network_signature(uint32_t state) const;
@@ -123,6 +135,10 @@ struct TokenMaskCache::Impl {
   mutable std::mutex canonical_mutex_;
   mutable std::unordered_map<uint32_t, std::string> signatures_;
   mutable std::unordered_map<uint32_t, std::string> short_signatures_;
+  mutable std::unordered_map<uint32_t, std::string> bounded_signatures_;
+  mutable std::unordered_map<uint32_t, ShapeSet> short_shapes_;
+  mutable std::unordered_map<uint32_t, bool> loops_;  // is_loop()
+  mutable std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> bounded_memo_;  // (state, depth) → hash
   mutable std::vector<uint64_t> canonical_index_;  // per state: stamp << 32 | index
   mutable std::vector<uint32_t> canonical_order_;
   mutable uint64_t canonical_stamps_ = 0;

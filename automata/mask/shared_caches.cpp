@@ -70,4 +70,19 @@ void SharedSegments::put(Row& row, uint8_t byte, std::shared_ptr<const Segment> 
   }
 }
 
+void SharedSegments::add_loop(uint64_t set_hash, const std::vector<uint64_t>& shapes) {
+  std::lock_guard lock(mutex_);
+  if (loops_.insert(set_hash).second) loop_shapes_.insert(shapes.begin(), shapes.end());
+}
+
+bool SharedSegments::has_loop(uint64_t set_hash) {
+  std::lock_guard lock(mutex_);
+  return loops_.count(set_hash) != 0;
+}
+
+bool SharedSegments::has_loop_shape(uint64_t shape) {
+  std::lock_guard lock(mutex_);
+  return loop_shapes_.count(shape) != 0;
+}
+
 }  // namespace lockstep::mask

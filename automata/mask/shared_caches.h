@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -76,11 +77,19 @@ class SharedSegments {
   std::shared_ptr<Row> row(const std::string& signature);
   std::shared_ptr<const Segment> get(const Row& row, uint8_t byte);
   void put(Row& row, uint8_t byte, std::shared_ptr<const Segment> segment, size_t entries);
+  /// The shape sets (TokenMaskCache::Impl::short_shapes) of the loops whose short tokens'
+  /// segments were stored under a depth-bounded signature, and the local shapes in them:
+  /// only a state whose own shape is among these, and whose set is one of these, looks
+  /// there.
+  void add_loop(uint64_t set_hash, const std::vector<uint64_t>& shapes);
+  bool has_loop(uint64_t set_hash);
+  bool has_loop_shape(uint64_t shape);
 
  private:
   static constexpr size_t kMaxEntries = size_t{32} << 20;
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<Row>> map_;
+  std::unordered_set<uint64_t> loops_, loop_shapes_;
   size_t entries_ = 0;
 };
 

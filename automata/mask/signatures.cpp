@@ -1,9 +1,11 @@
 // automata/mask/signatures.cpp — canonical signatures of states (automaton-rule states,
 // grammar-rule networks), structural rule hashes, and the context every key carries: the
 // keys under which masks and segments are shared process-wide.
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -188,7 +190,8 @@ const std::string& TokenMaskCache::Impl::signature(uint32_t q) const {
 // less. Positions of a length-bounded string with more than kShortTokenBytes positions left
 // have the same cut signature, so they share the segments of their short tokens. The
 // signature starts with 'C' when nothing was cut (the whole automaton from q is in it: it
-// keys the walks of all tokens), else 'T'.
+// keys the walks of all tokens), else 'T'. A numbering tells a loop from a chain, so the
+// body of an unbounded string and a bounded one do not meet here (bounded_signature()).
 const std::string& TokenMaskCache::Impl::short_signature(uint32_t q) const {
   std::lock_guard lock(canonical_mutex_);
   auto [it, fresh] = short_signatures_.try_emplace(q);
@@ -198,6 +201,185 @@ const std::string& TokenMaskCache::Impl::short_signature(uint32_t q) const {
     if (!sig.empty()) it->second = (cut ? "T" : "C") + sig;
   }
   return it->second;
+}
+
+// A state's local shape: its finality, byte ranges and callees (by rule_hash(), 0 for a
+// recursive one), hashed. Requires canonical_mutex_.
+uint64_t TokenMaskCache::Impl::local_shape(uint32_t s) const {
+  const GrammarAutomaton& g = *grammar_;
+  uint64_t h = fnv1a_step(kFnvOffsetBasis, g.is_final(s) ? 0xF1 : 0xF0);
+  for (const auto& e : g.byte_edges(s)) h = fnv1a_step(h, static_cast<uint32_t>(e.lo) << 8 | e.hi);
+  for (const auto& e : g.rule_edges(s)) {
+    const auto* callee = rule_hash(e.rule);
+    h = fnv1a_step(h, callee ? callee->first : 0);
+  }
+  return mix64(h);
+}
+
+uint64_t TokenMaskCache::Impl::local_shape_of(uint32_t s) const {
+  std::lock_guard lock(canonical_mutex_);
+  return local_shape(s);
+}
+
+// The local shapes of the states a short token's walk from q reads (breadth-first levels
+// short of the cut, as short_signature()), sorted and without repeats, and their hash
+// (memoized). A loop and a chain that unrolls it far from its end have the same set; a
+// state whose set is no stored loop's finds nothing under bounded_signature().
+const TokenMaskCache::Impl::ShapeSet& TokenMaskCache::Impl::short_shapes(uint32_t q) const {
+  std::lock_guard lock(canonical_mutex_);
+  auto [it, fresh] = short_shapes_.try_emplace(q);
+  if (!fresh) return it->second;
+  const GrammarAutomaton& g = *grammar_;
+  std::unordered_map<uint32_t, uint32_t> depth{{q, 0}};
+  std::vector<uint32_t> order{q};
+  std::vector<uint64_t>& shapes = it->second.shapes;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const uint32_t s = order[i];
+    const uint32_t d = depth[s];
+    if (d + 1 >= mask::kShortTokenBytes) continue;  // the cut's last level: finality only
+    shapes.push_back(local_shape(s));
+    auto visit = [&](uint32_t t) {
+      if (depth.try_emplace(t, d + 1).second) order.push_back(t);
+    };
+    for (const auto& e : g.byte_edges(s)) visit(e.target);
+    for (const auto& e : g.rule_edges(s)) visit(e.target);
+  }
+  std::sort(shapes.begin(), shapes.end());
+  shapes.erase(std::unique(shapes.begin(), shapes.end()), shapes.end());
+  uint64_t h = kFnvOffsetBasis;
+  for (const uint64_t x : shapes) h = fnv1a_step(h, x);
+  it->second.hash = mix64(h);
+  return it->second;
+}
+
+// Whether every state reachable from q leads back to q (byte and rule edges): the loop of a
+// string body or a pattern, which the positions of a bounded string or a counted repeat
+// unroll. Other automata are not stored under bounded_signature(): nothing that unrolls
+// them would share their short tokens' reading. A loop of more than kMaxLoopStates states
+// (a JSON string body has about 30) is not looked for: the test would cost more than the
+// walks it could save, on every key trie of a schema.
+bool TokenMaskCache::Impl::is_loop(uint32_t q) const {
+  static constexpr size_t kMaxLoopStates = 256;
+  const GrammarAutomaton& g = *grammar_;
+  std::lock_guard lock(canonical_mutex_);
+  if (const auto it = loops_.find(q); it != loops_.end()) return it->second;
+  // Tarjan's depth-first search from q, stopped at the first strongly connected component
+  // that closes without q (a dead end, or a loop q cannot be reached from): in a key trie
+  // that is the first branch's end, so the answer costs a path, not the trie. States are
+  // numbered by CanonicalNumbering's index array.
+  CanonicalNumbering c(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), q);
+  // Until a component closes every state seen is on Tarjan's stack, so none is kept.
+  std::vector<uint32_t> low{0};  // by number
+  struct Frame {
+    uint32_t v, next_edge;
+  };
+  std::vector<Frame> dfs{{0, 0}};
+  bool loop = true;
+  while (!dfs.empty()) {
+    Frame& f = dfs.back();
+    const uint32_t s = c.order()[f.v];
+    const auto bytes = g.byte_edges(s);
+    const auto calls = g.rule_edges(s);
+    if (f.next_edge < bytes.size() + calls.size()) {
+      const uint32_t t = f.next_edge < bytes.size() ? bytes[f.next_edge].target : calls[f.next_edge - bytes.size()].target;
+      ++f.next_edge;
+      const size_t known = c.order().size();
+      const uint32_t w = c.number(t);
+      if (w == known) {  // first seen: numbers are discovery order
+        if (c.order().size() > kMaxLoopStates) {
+          loop = false;
+          break;
+        }
+        low.push_back(w);
+        dfs.push_back({w, 0});  // `f` is not used after this
+      } else {
+        low[f.v] = std::min(low[f.v], w);
+      }
+      continue;
+    }
+    const uint32_t v = f.v;
+    dfs.pop_back();
+    if (low[v] == v) {  // v roots a component: q's own (v == 0, everything seen) or one without q
+      loop = v == 0;
+      break;
+    }
+    low[dfs.back().v] = std::min(low[dfs.back().v], low[v]);
+  }
+  loops_.emplace(q, loop);
+  return loop;
+}
+
+const std::string& TokenMaskCache::Impl::bounded_signature(uint32_t q) const {
+  std::lock_guard lock(canonical_mutex_);
+  return bounded_signature_locked(q);
+}
+
+// What a walk of at most kShortTokenBytes - 1 bytes from q reads, hashed bottom-up over
+// (state, bytes left) pairs instead of numbered: the pair (s, 0) is s's finality; (s, r) is
+// s's finality, its byte edges each with the hash of (target, r - 1), and its rule edges
+// each with the callee's rule_hash() and (target, r - 1) (a callee reads at least one byte,
+// so counting its call as one byte keeps more in the key, never less). Equal hashes, equal
+// walks of every short token: unlike a numbering, the hash does not tell a loop from a chain
+// as long as the bytes within reach, so the body of an unbounded string and a bounded one
+// far from its bound agree (Merkle-style, as the hash-consing of a depth-bounded
+// unfolding). "T" and the hash, with the context; empty when a callee is recursive.
+// Requires canonical_mutex_.
+const std::string& TokenMaskCache::Impl::bounded_signature_locked(uint32_t q) const {
+  auto [it, fresh] = bounded_signatures_.try_emplace(q);
+  if (!fresh) return it->second;
+  // The pairs' hashes do not depend on q: kept from call to call (the successors of one
+  // state, and the next position of a string, share nearly all of theirs).
+  static constexpr size_t kMaxPairs = size_t{1} << 17;
+  constexpr uint32_t kDepth = mask::kShortTokenBytes - 1;
+  const GrammarAutomaton& g = *grammar_;
+  auto& memo = bounded_memo_;
+  if (memo.size() >= kMaxPairs) memo.clear();
+  bool failed = false;
+  auto node = [&](auto&& self, uint32_t s, uint32_t r) -> std::pair<uint64_t, uint64_t> {
+    const uint64_t key = uint64_t{s} << 5 | r;
+    if (auto m = memo.find(key); m != memo.end()) return m->second;
+    Digest128 d;
+    d.mix(g.is_final(s) ? 0xF1 : 0xF0);
+    if (r > 0 && !failed) {
+      for (const auto& e : g.byte_edges(s)) {
+        const auto t = self(self, e.target, r - 1);
+        d.mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
+        d.mix(t.first);
+        d.mix(t.second);
+      }
+      if (!g.rule_edges(s).empty()) d.mix(0xED);
+      for (const auto& e : g.rule_edges(s)) {
+        const auto* callee = rule_hash(e.rule);
+        if (!callee) {
+          failed = true;
+          break;
+        }
+        const auto h = *callee;  // rule_hash() may grow its table
+        const auto t = self(self, e.target, r - 1);
+        d.mix(h.first);
+        d.mix(h.second);
+        d.mix(t.first);
+        d.mix(t.second);
+      }
+      d.mix(0xEE);
+    }
+    memo.emplace(key, d.value());
+    return d.value();
+  };
+  const auto h = node(node, q, kDepth);
+  if (failed) {  // no signature; the pairs hashed meanwhile may be partial
+    memo.clear();
+    return it->second;
+  }
+  std::string& sig = it->second;
+  sig.assign(1, 'T');
+  Digest128 d;
+  d.mix(0x5200 | mask::kShortTokenBytes);
+  d.mix(h.first);
+  d.mix(h.second);
+  d.append_to(sig);
+  append_context(sig, g.rule_of(q));
+  return sig;
 }
 
 // The automaton reachable from q in canonical form (see signature()), into `sig` (left

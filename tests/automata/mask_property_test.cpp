@@ -318,6 +318,52 @@ TEST(MaskPropertySchemas, CutSignaturesKeepLengthBoundsExact) {
   EXPECT_GT(masks, 300u);
 }
 
+// The loop of an unbounded string body and the positions of a bounded one far from its
+// bound read alike for kShortTokenBytes bytes, so the segments of short tokens walked from
+// the loop (stored under a depth-bounded signature) serve the bounded positions. The same
+// vocabulary of letter runs; first every property unbounded (its loop walked), then bounds
+// 13 to 20 read to their end in a new grammar: every mask equals brute force, where a
+// signature one byte too shallow would let a run of the cut's length through near a bound.
+TEST(MaskPropertySchemas, BoundedStringsShareTheLoopsSegmentsExactly) {
+  static_assert(mask::kShortTokenBytes == 16);
+  std::vector<std::string> tokens = {"</s>", "\"", "{", "}", ":", ",", "\",\"", "\"}", ":\"", "\\", "n", "\\n", "\\u00e9"};
+  for (int n = 1; n <= 20; ++n) {
+    tokens.push_back(std::string(static_cast<size_t>(n), 'a'));
+    tokens.push_back(std::string(static_cast<size_t>(n - 1), 'b') + "\"");
+    tokens.push_back("\xc3\xa9" + std::string(static_cast<size_t>(n - 1), 'a'));  // é then a run
+  }
+  for (int n = 13; n <= 20; ++n) tokens.push_back(fmt::format("\"p{}\":\"", n));
+  for (const char c : std::string("p0123456789")) tokens.emplace_back(1, c);
+  std::vector<TokenKind> kinds(tokens.size(), TokenKind::kText);
+  const auto vocab = std::make_shared<Vocabulary>(tokens, kinds, std::vector<int32_t>{0});
+  JsonSchemaOptions o;
+  o.whitespace = JsonSchemaOptions::Whitespace::kCompact;
+  o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+  std::mt19937 rng(17);
+  size_t masks = 0;
+  for (const bool bounded : {false, true}) {
+    SCOPED_TRACE(bounded ? "bounded" : "unbounded");
+    nlohmann::ordered_json schema = {{"type", "object"}, {"additionalProperties", false}};
+    std::string text = "{";
+    for (int n = 13; n <= 20; ++n) {
+      schema["properties"][fmt::format("p{}", n)] = {{"type", "string"}};
+      if (bounded) schema["properties"][fmt::format("p{}", n)]["maxLength"] = n;
+      const std::string body = bounded ? "\u00e9" + std::string(static_cast<size_t>(n - 3), 'a') + "bb"
+                                       : std::string(40, 'a') + "\\n\xc3\xa9" + std::string(30, 'a');
+      text += fmt::format("{}\"p{}\":\"{}\"", n == 13 ? "" : ",", n, body);
+    }
+    text += "}";
+    const auto g = GrammarAutomaton::compile(compile_json_schema(schema, o).grammar);
+    auto cache = std::make_shared<TokenMaskCache>(g, vocab);
+    for (int walk = 0; walk < 4; ++walk) masks += check_spelled_walk(g, vocab, rng, text, cache);
+    if (bounded) {
+      for (int walk = 0; walk < 20; ++walk) masks += check_random_walk(g, vocab, rng, 30, cache, false);
+    }
+  }
+  std::printf("[ property ] bounded strings after the loop: %zu masks equal to brute force\n", masks);
+  EXPECT_GT(masks, 300u);
+}
+
 INSTANTIATE_TEST_SUITE_P(RealVocabularies, SurrogatePairMasks,
                          testing::Values("llama3-hf/tokenizer.json", "llama2/tokenizer.bin"),
                          [](const testing::TestParamInfo<std::string>& info) {
