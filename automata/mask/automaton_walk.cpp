@@ -91,11 +91,15 @@ class AutomatonWalk {
           // A wide segment, mostly accepted, from a loop (a string body): its short tokens
           // also under the depth-bounded signature, where states that read alike within
           // that depth look (every bounded string's positions far from its bound).
-          if (cut.whole && wide && part.segment->complement && loop(s1)) {
+          if (cut.whole && wide && part.segment->complement && is_loop(s1)) {
             if (SharedSegments::Row* bounded = shared_row(s1, kBounded).row) {
               store_segment(bounded, cut_key, b, n_long == 0 ? part.segment : short_of_whole(hi - lo - n_long));
-              const auto& set = cache_.short_shapes(s1);
-              SharedSegments::instance().add_loop(set.hash, set.shapes);
+              Successor& at = successor(s1);
+              if (!at.registered) {
+                const auto& set = cache_.short_shapes(s1);
+                SharedSegments::instance().add_loop(set.hash, set.shapes);
+                at.registered = true;
+              }
             }
           }
         }
@@ -181,8 +185,8 @@ class AutomatonWalk {
   static constexpr size_t kWideSegment = 512;
 
   // Signatures that key segments: the full one (whole segments), the cut one (whole
-  // segments when it cut nothing, else their short tokens), the depth-bounded one (short
-  // tokens; the same as the cut one when that cut).
+  // segments when it cut nothing, else their short tokens), the depth-bounded one (the short
+  // tokens of a loop's wide segments, found by the chains that read like it).
   enum Kind : uint8_t { kFull, kShort, kBounded };
   // The tokens of a part a segment holds, when its long tokens were walked apart.
   enum Subset : uint8_t { kShortTokens, kLongTokens };
@@ -215,23 +219,40 @@ class AutomatonWalk {
     return {it->row.get(), it->whole};
   }
 
-  // Whether s1's automaton is a loop (TokenMaskCache::Impl::is_loop), found once per walk.
-  bool loop(uint32_t s1) {
-    auto it = std::find_if(loops_.begin(), loops_.end(), [&](const std::pair<uint32_t, bool>& l) { return l.first == s1; });
-    if (it == loops_.end()) it = loops_.insert(loops_.end(), {s1, cache_.is_loop(s1)});
-    return it->second;
+  // What a walk asks of a successor about the depth-bounded signature, found once per walk:
+  // whether its automaton is a loop (TokenMaskCache::Impl::is_loop), and whether its local
+  // shapes are a stored loop's (-1: not asked yet).
+  struct Successor {
+    uint32_t s1;
+    int8_t loop = -1;
+    int8_t loop_shaped = -1;
+    bool registered = false;  // its shapes added to SharedSegments' loops
+  };
+  Successor& successor(uint32_t s1) {
+    auto it = std::find_if(successors_.begin(), successors_.end(), [&](const Successor& x) { return x.s1 == s1; });
+    if (it == successors_.end()) it = successors_.insert(successors_.end(), Successor{s1});
+    return *it;
+  }
+  bool is_loop(uint32_t s1) {
+    Successor& at = successor(s1);
+    if (at.loop < 0) at.loop = cache_.is_loop(s1);
+    return at.loop;
   }
 
   // The short tokens' segment of byte b stored under s1's depth-bounded signature (by a wide
-  // segment of a state whose cut signature cut nothing), copied into s1's cut row; or none.
-  // Looked up only where the cut row missed and s1 reads the local shapes of a loop stored
-  // there, so the signature is computed only then.
+  // segment of a loop whose cut signature cut nothing), copied into s1's cut row; or none.
+  // Looked up only where the cut row missed and s1's own local shape and the set of those it
+  // reaches within the cut are a stored loop's, so the signature is computed only then.
   std::shared_ptr<const Segment> find_bounded(uint32_t s1, uint8_t b, SharedSegments::Row* cut_row, uint64_t cut_key) {
     SharedSegments& shared = SharedSegments::instance();
-    if (!shared.has_loop_shape(cache_.local_shape_of(s1)) || !shared.has_loop(cache_.short_shapes(s1).hash)) return nullptr;
+    Successor& at = successor(s1);
+    if (at.loop_shaped < 0) {
+      at.loop_shaped = shared.has_loop_shape(cache_.local_shape_of(s1)) && shared.has_loop(cache_.short_shapes(s1).hash);
+    }
+    if (!at.loop_shaped) return nullptr;
     SharedSegments::Row* bounded = shared_row(s1, kBounded).row;
     if (!bounded) return nullptr;
-    auto segment = SharedSegments::instance().get(*bounded, b);
+    auto segment = shared.get(*bounded, b);
     if (segment) store_segment(cut_row, cut_key, b, segment);
     return segment;
   }
@@ -489,7 +510,7 @@ class AutomatonWalk {
     bool whole;
   };
   std::vector<Row> rows_[3];  // by kind, by successor
-  std::vector<std::pair<uint32_t, bool>> loops_;  // by successor: loop(s1)
+  std::vector<Successor> successors_;
   size_t complement_tokens_ = 0;  // tokens of the segments stored as complements
 };
 

@@ -83,9 +83,10 @@ struct TokenMaskCache::Impl {
   // 'C' when nothing was cut, else 'T'.
   const std::string& short_signature(uint32_t state) const;
   // What a walk of a short token's bytes after `state` reads, hashed bottom-up (see the .cpp):
-  // "T" and the hash, or empty. short_signature() when it cuts.
+  // "T" and the hash, or empty. Covers the tokens the cut signature covers when it cuts, but
+  // a loop and a chain unrolling it far from its end have the same one.
   const std::string& bounded_signature(uint32_t state) const;
-  const std::string& bounded_signature_locked(uint32_t state) const;
+  const std::string& bounded_signature_locked(uint32_t state) const;  // under canonical_mutex_
   bool numbered_signature(uint32_t state, uint32_t frontier, uint64_t tag, std::string& sig) const;
   struct ShapeSet {
     std::vector<uint64_t> shapes;  // sorted, distinct
@@ -137,7 +138,7 @@ struct TokenMaskCache::Impl {
   mutable std::unordered_map<uint32_t, std::string> short_signatures_;
   mutable std::unordered_map<uint32_t, std::string> bounded_signatures_;
   mutable std::unordered_map<uint32_t, ShapeSet> short_shapes_;
-  mutable std::unordered_map<uint32_t, bool> loops_;  // is_loop()
+  mutable std::unordered_map<uint32_t, bool> is_loop_;  // is_loop()
   mutable std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> bounded_memo_;  // (state, depth) → hash
   mutable std::vector<uint64_t> canonical_index_;  // per state: stamp << 32 | index
   mutable std::vector<uint32_t> canonical_order_;

@@ -62,6 +62,8 @@ void SharedSegments::put(Row& row, uint8_t byte, std::shared_ptr<const Segment> 
   std::lock_guard lock(mutex_);
   if (entries_ + entries > kMaxEntries) {
     map_.clear();  // rows still held by walks stay valid, detached
+    loop_sets_.clear();
+    loop_shapes_.clear();
     entries_ = 0;
   }
   if (!row[byte]) {
@@ -72,12 +74,12 @@ void SharedSegments::put(Row& row, uint8_t byte, std::shared_ptr<const Segment> 
 
 void SharedSegments::add_loop(uint64_t set_hash, const std::vector<uint64_t>& shapes) {
   std::lock_guard lock(mutex_);
-  if (loops_.insert(set_hash).second) loop_shapes_.insert(shapes.begin(), shapes.end());
+  if (loop_sets_.insert(set_hash).second) loop_shapes_.insert(shapes.begin(), shapes.end());
 }
 
 bool SharedSegments::has_loop(uint64_t set_hash) {
   std::lock_guard lock(mutex_);
-  return loops_.count(set_hash) != 0;
+  return loop_sets_.count(set_hash) != 0;
 }
 
 bool SharedSegments::has_loop_shape(uint64_t shape) {

@@ -80,7 +80,7 @@ class SharedSegments {
   /// The shape sets (TokenMaskCache::Impl::short_shapes) of the loops whose short tokens'
   /// segments were stored under a depth-bounded signature, and the local shapes in them:
   /// only a state whose own shape is among these, and whose set is one of these, looks
-  /// there.
+  /// there. Forgotten with the rows when the cache starts over.
   void add_loop(uint64_t set_hash, const std::vector<uint64_t>& shapes);
   bool has_loop(uint64_t set_hash);
   bool has_loop_shape(uint64_t shape);
@@ -89,7 +89,7 @@ class SharedSegments {
   static constexpr size_t kMaxEntries = size_t{32} << 20;
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<Row>> map_;
-  std::unordered_set<uint64_t> loops_, loop_shapes_;
+  std::unordered_set<uint64_t> loop_sets_, loop_shapes_;  // cleared with map_
   size_t entries_ = 0;
 };
 

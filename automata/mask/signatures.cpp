@@ -254,7 +254,7 @@ const TokenMaskCache::Impl::ShapeSet& TokenMaskCache::Impl::short_shapes(uint32_
 
 // Whether every state reachable from q leads back to q (byte and rule edges): the loop of a
 // string body or a pattern, which the positions of a bounded string or a counted repeat
-// unroll. Other automata are not stored under bounded_signature(): nothing that unrolls
+// unroll (a state without edges counts too; its segments are never mostly accepted). Other automata are not stored under bounded_signature(): nothing that unrolls
 // them would share their short tokens' reading. A loop of more than kMaxLoopStates states
 // (a JSON string body has about 30) is not looked for: the test would cost more than the
 // walks it could save, on every key trie of a schema.
@@ -262,7 +262,7 @@ bool TokenMaskCache::Impl::is_loop(uint32_t q) const {
   static constexpr size_t kMaxLoopStates = 256;
   const GrammarAutomaton& g = *grammar_;
   std::lock_guard lock(canonical_mutex_);
-  if (const auto it = loops_.find(q); it != loops_.end()) return it->second;
+  if (const auto it = is_loop_.find(q); it != is_loop_.end()) return it->second;
   // Tarjan's depth-first search from q, stopped at the first strongly connected component
   // that closes without q (a dead end, or a loop q cannot be reached from): in a key trie
   // that is the first branch's end, so the answer costs a path, not the trie. States are
@@ -305,7 +305,7 @@ bool TokenMaskCache::Impl::is_loop(uint32_t q) const {
     }
     low[dfs.back().v] = std::min(low[dfs.back().v], low[v]);
   }
-  loops_.emplace(q, loop);
+  is_loop_.emplace(q, loop);
   return loop;
 }
 
