@@ -83,10 +83,9 @@ struct TokenMaskCache::Impl {
   // 'C' when nothing was cut, else 'T'.
   const std::string& short_signature(uint32_t state) const;
   // What a walk of a short token's bytes after `state` reads, hashed bottom-up (see the .cpp):
-  // "T" and the hash, or empty. Covers the tokens the cut signature covers when it cuts, but
+  // "B" and the hash, or empty. Covers the tokens the cut signature covers when it cuts, but
   // a loop and a chain unrolling it far from its end have the same one.
   const std::string& bounded_signature(uint32_t state) const;
-  const std::string& bounded_signature_locked(uint32_t state) const;  // under canonical_mutex_
   bool numbered_signature(uint32_t state, uint32_t frontier, uint64_t tag, std::string& sig) const;
   struct ShapeSet {
     std::vector<uint64_t> shapes;  // sorted, distinct

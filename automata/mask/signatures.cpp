@@ -254,10 +254,11 @@ const TokenMaskCache::Impl::ShapeSet& TokenMaskCache::Impl::short_shapes(uint32_
 
 // Whether every state reachable from q leads back to q (byte and rule edges): the loop of a
 // string body or a pattern, which the positions of a bounded string or a counted repeat
-// unroll (a state without edges counts too; its segments are never mostly accepted). Other automata are not stored under bounded_signature(): nothing that unrolls
-// them would share their short tokens' reading. A loop of more than kMaxLoopStates states
-// (a JSON string body has about 30) is not looked for: the test would cost more than the
-// walks it could save, on every key trie of a schema.
+// unroll (a state without edges counts too; its segments are never mostly accepted). Other
+// automata are not stored under bounded_signature(): nothing that unrolls them would share
+// their short tokens' reading. A loop of more than kMaxLoopStates states (a JSON string body
+// has about 30) is not looked for: the test would cost more than the walks it could save, on
+// every key trie of a schema.
 bool TokenMaskCache::Impl::is_loop(uint32_t q) const {
   static constexpr size_t kMaxLoopStates = 256;
   const GrammarAutomaton& g = *grammar_;
@@ -309,11 +310,6 @@ bool TokenMaskCache::Impl::is_loop(uint32_t q) const {
   return loop;
 }
 
-const std::string& TokenMaskCache::Impl::bounded_signature(uint32_t q) const {
-  std::lock_guard lock(canonical_mutex_);
-  return bounded_signature_locked(q);
-}
-
 // What a walk of at most kShortTokenBytes - 1 bytes from q reads, hashed bottom-up over
 // (state, bytes left) pairs instead of numbered: the pair (s, 0) is s's finality; (s, r) is
 // s's finality, its byte edges each with the hash of (target, r - 1), and its rule edges
@@ -322,9 +318,9 @@ const std::string& TokenMaskCache::Impl::bounded_signature(uint32_t q) const {
 // walks of every short token: unlike a numbering, the hash does not tell a loop from a chain
 // as long as the bytes within reach, so the body of an unbounded string and a bounded one
 // far from its bound agree (Merkle-style, as the hash-consing of a depth-bounded
-// unfolding). "T" and the hash, with the context; empty when a callee is recursive.
-// Requires canonical_mutex_.
-const std::string& TokenMaskCache::Impl::bounded_signature_locked(uint32_t q) const {
+// unfolding). "B" and the hash, with the context; empty when a callee is recursive.
+const std::string& TokenMaskCache::Impl::bounded_signature(uint32_t q) const {
+  std::lock_guard lock(canonical_mutex_);
   auto [it, fresh] = bounded_signatures_.try_emplace(q);
   if (!fresh) return it->second;
   // The pairs' hashes do not depend on q: kept from call to call (the successors of one
@@ -372,7 +368,7 @@ const std::string& TokenMaskCache::Impl::bounded_signature_locked(uint32_t q) co
     return it->second;
   }
   std::string& sig = it->second;
-  sig.assign(1, 'T');
+  sig.assign(1, 'B');
   Digest128 d;
   d.mix(0x5200 | mask::kShortTokenBytes);
   d.mix(h.first);
