@@ -14,6 +14,7 @@
 
 #include "grammar/char_dfa_detail.h"
 #include "grammar/hash.h"
+#include "grammar/intern_table.h"
 #include "grammar/utf8.h"
 
 namespace lockstep {
@@ -23,6 +24,9 @@ namespace {
 using char_dfa_detail::append_edge;
 using char_dfa_detail::check_limit;
 using VecHash = U32SeqHash</*SeedWithLength=*/true>;
+struct PairHash {
+  uint64_t operator()(uint64_t pair) const { return fmix64(pair); }
+};
 
 // Each state's predecessors, one entry per edge: those of state t are
 // from[begin[t], begin[t + 1]) (flat arrays: an automaton product has tens of thousands of
@@ -405,24 +409,22 @@ class CharDfaBuilder {
     const CharDfa ca = both ? a : a.completed();
     const CharDfa cb = both ? b : b.completed();
     CharDfa out;
-    std::unordered_map<uint64_t, uint32_t> ids;  // (x << 32 | y) → state
-    ids.reserve(std::max(ca.states_.size(), cb.states_.size()) * 2);
-    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    // (x << 32 | y) numbered in the order met: the state of the pair.
+    InternTable<uint64_t, PairHash> pairs(std::max(ca.states_.size(), cb.states_.size()));
     auto intern = [&](uint32_t x, uint32_t y) {
-      auto [it, fresh] = ids.try_emplace(static_cast<uint64_t>(x) << 32 | y, static_cast<uint32_t>(pairs.size()));
+      const auto [id, fresh] = pairs.intern(static_cast<uint64_t>(x) << 32 | y);
       if (fresh) {
-        pairs.emplace_back(x, y);
         out.states_.emplace_back();
         check_limit(pairs.size());
         if (pairs.size() > max_states) {
           throw AutomatonLimitError({}, "string_automaton_states", max_states, "an automaton product");
         }
       }
-      return it->second;
+      return id;
     };
     intern(0, 0);
     for (uint32_t d = 0; d < pairs.size(); ++d) {
-      const auto [x, y] = pairs[d];
+      const auto x = static_cast<uint32_t>(pairs.key(d) >> 32), y = static_cast<uint32_t>(pairs.key(d));
       const auto& ex = ca.states_[x].edges;
       const auto& ey = cb.states_[y].edges;
       std::vector<CharDfa::Edge> edges;

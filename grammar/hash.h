@@ -37,6 +37,15 @@ constexpr uint64_t fold29(uint64_t h) { return h ^ (h >> 29); }
 /// the low ones).
 constexpr uint64_t mix64(uint64_t x) { return x * kGoldenRatio64; }
 
+/// MurmurHash3's 64-bit finalizer (fmix64, A. Appleby, public domain): every output bit
+/// depends on every input bit, for tables that take a slot from the top bits of a key made
+/// of packed fields.
+constexpr uint64_t fmix64(uint64_t x) {
+  x = (x ^ (x >> 33)) * 0xFF51AFD7ED558CCDull;
+  x = (x ^ (x >> 33)) * 0xC4CEB9FE1A85EC53ull;
+  return x ^ (x >> 33);
+}
+
 /// Hasher for std::vector<uint32_t> keys of unordered containers: fnv1a_u32.
 /// SeedWithLength: the seed is kFnvOffsetBasis ^ length. Fold: the hash is fold29()ed.
 template <bool SeedWithLength = false, bool Fold = false>

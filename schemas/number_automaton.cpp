@@ -11,6 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "grammar/hash.h"
+#include "grammar/intern_table.h"
+
 namespace lockstep::number_automaton {
 
 namespace {
@@ -158,8 +161,8 @@ struct Key {
   bool operator==(const Key& o) const { return cond == o.cond && side == o.side && shape == o.shape; }
 };
 struct KeyHash {
-  size_t operator()(const Key& k) const {
-    return std::hash<uint64_t>()(k.cond * 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(k.side) << 8 | k.shape));
+  uint64_t operator()(const Key& k) const {
+    return fmix64(k.cond ^ fmix64(static_cast<uint64_t>(k.side) << 8 | k.shape));
   }
 };
 
@@ -182,18 +185,19 @@ const CharDfa& exponents_between(int64_t lo, int64_t hi) {
 CharDfa build(const Condition* nonnegative, const Condition* negative, bool exponents, size_t max_states) {
   const Condition* sides[2] = {nonnegative, negative};
   std::vector<CharDfa::State> states(1);
-  std::unordered_map<Key, uint32_t, KeyHash> ids;
-  std::vector<std::pair<Key, uint32_t>> queue;  // keys to expand, with their states (exponent states interleave)
-  ids.reserve(1024);
+  // The keys in the order met, expanded in that order; state_of: each one's state (the
+  // exponent states interleave).
+  InternTable<Key, KeyHash> keys(1024);
+  std::vector<uint32_t> state_of;
   std::map<std::pair<int64_t, int64_t>, uint32_t> exponent_starts;
   auto intern = [&](const Key& k) {
-    auto [it, fresh] = ids.try_emplace(k, static_cast<uint32_t>(states.size()));
+    const auto [n, fresh] = keys.intern(k);
     if (fresh) {
       if (states.size() >= max_states) throw std::length_error("number automaton over its state budget");
+      state_of.push_back(static_cast<uint32_t>(states.size()));
       states.emplace_back();
-      queue.emplace_back(k, it->second);
     }
-    return it->second;
+    return state_of[n];
   };
   auto exponent_state = [&](int64_t lo, int64_t hi) {
     auto [it, fresh] = exponent_starts.try_emplace({lo, hi}, static_cast<uint32_t>(states.size()));
@@ -209,15 +213,16 @@ CharDfa build(const Condition* nonnegative, const Condition* negative, bool expo
   };
   // The positive side's begin state is state 0; '-' leads to the negative side's.
   if (nonnegative) {
-    ids.emplace(Key{nonnegative->start(), 0, kBegin}, 0);
-    queue.emplace_back(Key{nonnegative->start(), 0, kBegin}, 0);
+    keys.intern(Key{nonnegative->start(), 0, kBegin});
+    state_of.push_back(0);
   }
   // When both signs have the same condition, their walks share states past the begin state.
   const uint8_t negative_side = negative == nonnegative ? 0 : 1;
   const uint32_t minus = negative ? intern({negative->start(), 1, kBegin}) : 0;
   if (!nonnegative && negative) states[0].edges.push_back({'-', '-', minus});
-  for (size_t i = 0; i < queue.size(); ++i) {
-    const auto [k, id] = queue[i];
+  for (uint32_t i = 0; i < keys.size(); ++i) {
+    const Key k = keys.key(i);
+    const uint32_t id = state_of[i];
     const Condition& c = *sides[k.side];
     const uint8_t side = k.side == 1 ? negative_side : k.side;  // of the states after this one
     Edges edges;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "grammar/hash.h"
+#include "grammar/intern_table.h"
 
 namespace lockstep::number_conditions {
 
@@ -358,13 +359,13 @@ namespace {
 void significant(const Decimal& c, std::string& digits, int64_t& q) {
   if (c.int_digits != "0") {
     q = static_cast<int64_t>(c.int_digits.size());
-    digits = c.int_digits + c.frac_digits;
+    digits.assign(c.int_digits).append(c.frac_digits);
   } else {
     const size_t nz = c.frac_digits.find_first_not_of('0');
     q = -static_cast<int64_t>(nz);
-    digits = c.frac_digits.substr(nz);
+    digits.assign(c.frac_digits, nz);
   }
-  digits = digits.substr(0, digits.find_last_not_of('0') + 1);
+  digits.resize(digits.find_last_not_of('0') + 1);
 }
 
 uint64_t eq_pack(uint64_t frac, uint64_t started, uint64_t small, uint64_t off, uint64_t count, uint64_t node) {
@@ -378,12 +379,12 @@ EqualSet::EqualSet(const std::vector<Decimal>& magnitudes, int cap) : cap_(cap) 
   root.stripped = 0;
   trie_.push_back(root);
   int64_t max_q = INT64_MIN, min_q = INT64_MAX;
+  std::string digits;
   for (const auto& c : magnitudes) {
     if (c.is_zero()) {
       zero_ = true;
       continue;
     }
-    std::string digits;
     int64_t q = 0;
     significant(c, digits, q);
     int node = 0;
@@ -438,26 +439,30 @@ void EqualSet::share_subtries() {
     }
   };
   struct ShapeHash {
-    size_t operator()(const Shape& k) const {
+    uint64_t operator()(const Shape& k) const {
       uint64_t h = kFnvOffsetBasis;
       for (int64_t v : {k.own_lo, k.own_hi, k.stripped_lo, k.stripped_hi}) h = fnv1a_step(h, static_cast<uint64_t>(v));
       for (int c : k.child) h = fnv1a_step(h, static_cast<uint64_t>(static_cast<int64_t>(c)));
-      return static_cast<size_t>(fold29(h));
+      return fmix64(h);
     }
   };
   auto scales = [](const Node& n) { return n.q_lo <= n.q_hi ? std::pair{n.q_lo, n.q_hi} : std::pair<int64_t, int64_t>{1, 0}; };
   std::vector<int> rep(trie_.size());
-  std::unordered_map<Shape, int, ShapeHash> classes;
-  classes.reserve(trie_.size());
+  // The distinct shapes, numbered as met, and the node standing for each (the first met).
+  InternTable<Shape, ShapeHash> classes(trie_.size());
+  std::vector<int> node_of_class;
   std::map<std::pair<int64_t, int64_t>, int> off_nodes;  // stripped nodes by their scales
   for (size_t i = trie_.size(); i-- > 0;) {
     const Node& n = trie_[i];
-    if (n.stripped == static_cast<int>(i)) off_nodes.emplace(scales(n), static_cast<int>(i));
+    if (n.stripped == static_cast<int>(i)) off_nodes.try_emplace(scales(n), static_cast<int>(i));
     Shape k{};
     std::tie(k.own_lo, k.own_hi) = scales(n);
     std::tie(k.stripped_lo, k.stripped_hi) = scales(trie_[static_cast<size_t>(n.stripped)]);
     for (int x = 0; x < 10; ++x) k.child[x] = n.child[x] < 0 ? -1 : rep[static_cast<size_t>(n.child[x])];
-    rep[i] = i == 0 ? 0 : classes.emplace(k, static_cast<int>(i)).first->second;
+    if (i == 0) continue;  // the root stands for itself (rep[0] == 0)
+    const auto [c, fresh] = classes.intern(k);
+    if (fresh) node_of_class.push_back(static_cast<int>(i));
+    rep[i] = node_of_class[c];
   }
   // Every edge now leads to a larger index, so a forward pass from the root reaches the
   // shared nodes in order; depth becomes the longest path (exponent_walk_lower_bound).

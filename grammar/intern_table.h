@@ -1,0 +1,72 @@
+// grammar/intern_table.h — numbers distinct keys in the order they are met.
+//
+// Product and subset constructions (CharDfa products, number automata, the shared subtries
+// of an enum's digit trie) meet each new key once and look it up again for every edge that
+// reaches it. A node-based std::unordered_map allocates a node per key, chases a pointer per
+// lookup and frees every node at the end. This table keeps the keys in a vector, in the
+// order first met (their numbers), and finds them through open addressing with linear
+// probing over a power-of-two array of those numbers, at most half full. Not thread-safe
+// (one construction owns it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace lockstep {
+
+/// `Hash` maps a Key to 64 bits whose high bits depend on every bit of the key (the slot is
+/// taken from the top bits, as Fibonacci hashing does).
+template <typename Key, typename Hash>
+class InternTable {
+ public:
+  explicit InternTable(size_t expected = 16) {
+    unsigned bits = 4;
+    while ((size_t{1} << bits) < 2 * expected) ++bits;
+    rehash(bits);
+  }
+
+  /// The number of `key`, and whether it was new (appended to keys(), numbered size() - 1).
+  std::pair<uint32_t, bool> intern(const Key& key) {
+    const uint64_t h = Hash{}(key);
+    for (size_t i = h >> (64 - bits_);; i = (i + 1) & (slots_.size() - 1)) {
+      const uint32_t k = slots_[i];
+      if (k == kEmpty) {
+        if (keys_.size() >= kEmpty) throw std::length_error("InternTable: 2^32 - 1 keys");
+        const auto id = static_cast<uint32_t>(keys_.size());
+        keys_.push_back(key);
+        hashes_.push_back(h);
+        slots_[i] = id;
+        if (2 * keys_.size() > slots_.size()) rehash(bits_ + 1);
+        return {id, true};
+      }
+      if (hashes_[k] == h && keys_[k] == key) return {k, false};
+    }
+  }
+
+  const Key& key(uint32_t id) const { return keys_[id]; }
+  size_t size() const { return keys_.size(); }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+
+  void rehash(unsigned bits) {
+    bits_ = bits;
+    slots_.assign(size_t{1} << bits, kEmpty);
+    const size_t mask = slots_.size() - 1;
+    for (uint32_t k = 0; k < keys_.size(); ++k) {
+      size_t i = hashes_[k] >> (64 - bits_);
+      while (slots_[i] != kEmpty) i = (i + 1) & mask;
+      slots_[i] = k;
+    }
+  }
+
+  std::vector<Key> keys_;
+  std::vector<uint64_t> hashes_;  // of keys_, for rehashing and a cheap first comparison
+  std::vector<uint32_t> slots_;   // key numbers, or kEmpty
+  unsigned bits_ = 0;
+};
+
+}  // namespace lockstep
