@@ -416,8 +416,10 @@ EqualSet::EqualSet(const std::vector<Decimal>& magnitudes, int cap) : cap_(cap) 
     }
   }
   share_subtries();
-  max_p_ = std::max<int64_t>(cap, max_q == INT64_MIN ? 0 : max_q);
-  max_z_ = std::max<int64_t>(cap, min_q == INT64_MAX ? 0 : -min_q);
+  top_q_ = max_q == INT64_MIN ? 0 : max_q;
+  bottom_z_ = min_q == INT64_MAX ? 0 : -min_q;
+  max_p_ = std::max<int64_t>(cap, top_q_);
+  max_z_ = std::max<int64_t>(cap, bottom_z_);
   if (max_p_ > 1'000'000 || max_z_ > 1'000'000 || trie_.size() >= (1u << 30)) {
     throw std::invalid_argument("number constant out of range");
   }
@@ -520,6 +522,12 @@ std::vector<std::vector<Decimal>> EqualSet::groups(const std::vector<Decimal>& m
     }
   }
   return out;
+}
+
+void EqualSet::drop_exponents() {
+  cap_ = 0;
+  max_p_ = std::max<int64_t>(0, top_q_);
+  max_z_ = std::max<int64_t>(0, bottom_z_);
 }
 
 size_t EqualSet::exponent_walk_lower_bound() const {

@@ -77,6 +77,8 @@ class EqualSet final : public Condition {
   /// root, at (longest) depth d, the point after each of its first min(d, max p) digits, and
   /// the node read after "0." and each count of zeros up to max z.
   size_t exponent_walk_lower_bound() const;
+  /// From now on, plain texts only: as if made with `cap` 0.
+  void drop_exponents();
   uint64_t start() const override { return 0; }
   uint64_t step(uint64_t s, char c) const override;
   Verdict end(uint64_t s) const override;
@@ -97,6 +99,7 @@ class EqualSet final : public Condition {
   bool zero_ = false;
   std::vector<Node> trie_;
   int64_t max_p_ = 0, max_z_ = 0;
+  int64_t top_q_ = 0, bottom_z_ = 0;  // the constants' largest scale and most leading zeros (0 if none)
 };
 
 /// The magnitude compared with a constant C > 0. `cap`: mantissa scales |p| ≤ cap decide

@@ -2,6 +2,7 @@
 #include "schemas/number_language.h"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -310,35 +311,59 @@ CharDfa numbers_multiple_of(const Decimal& m, bool exponents, size_t max_states)
 
 CharDfa numbers_equal(const Decimal& c) { return numbers_in({c}); }
 
-CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents, size_t max_states) {
+CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents, size_t max_states, std::optional<CharDfa>* plain) {
   std::vector<Decimal> magnitudes[2];  // nonnegative, negative (zero in both)
   for (const auto& v : values) {
     if (v.is_zero() || !v.negative) magnitudes[0].push_back(v);
     if (v.is_zero() || v.negative) magnitudes[1].push_back(magnitude(v));
   }
   std::vector<std::vector<Decimal>> groups[2] = {EqualSet::groups(magnitudes[0]), EqualSet::groups(magnitudes[1])};
-  CharDfa out = CharDfa::none();
-  for (size_t g = 0; g < std::max(groups[0].size(), groups[1].size()); ++g) {
-    std::unique_ptr<EqualSet> sides[2];
+  // Each group's tries (nonnegative, negative) are made once: a walk with exponents that
+  // must pass its budget is not tried (it would fail after max_states states of work), and
+  // the plain texts asked for instead walk the same tries.
+  std::vector<std::array<std::unique_ptr<EqualSet>, 2>> sides(std::max(groups[0].size(), groups[1].size()));
+  bool over_budget = false;
+  for (size_t g = 0; g < sides.size(); ++g) {
+    size_t lower_bound = 0;
     for (int s = 0; s < 2; ++s) {
       if (g < groups[s].size() && !groups[s][g].empty()) {
-        sides[s] = std::make_unique<EqualSet>(groups[s][g], exponents ? kExactScale : 0);
+        sides[g][s] = std::make_unique<EqualSet>(groups[s][g], exponents ? kExactScale : 0);
+        lower_bound += exponents ? sides[g][s]->exponent_walk_lower_bound() : 0;
       }
     }
-    CharDfa d = CharDfa::none();
-    try {
-      // A walk with exponents that must pass its budget is not tried (it would fail after
-      // max_states states of work); the caller falls back to plain texts.
-      size_t lower_bound = 0;
-      for (const auto& side : sides) lower_bound += exponents && side ? side->exponent_walk_lower_bound() : 0;
-      if (lower_bound > max_states) throw std::length_error("number automaton over its state budget");
-      d = number_automaton::build(sides[0].get(), sides[1].get(), exponents, max_states);
-    } catch (const std::length_error&) {
-      throw std::invalid_argument(fmt::format("the enum's numbers need more than {} automaton states", max_states));
-    }
-    out = g == 0 ? std::move(d) : CharDfa::unite(out, d);
+    over_budget = over_budget || lower_bound > max_states;
   }
-  return out;
+  auto walk = [&](bool with_exponents, size_t budget) {
+    CharDfa out = CharDfa::none();
+    for (size_t g = 0; g < sides.size(); ++g) {
+      CharDfa d = number_automaton::build(sides[g][0].get(), sides[g][1].get(), with_exponents, budget);
+      out = g == 0 ? std::move(d) : CharDfa::unite(out, d);
+    }
+    return out;
+  };
+  const auto refuse = [&] {
+    return std::invalid_argument(fmt::format("the enum's numbers need more than {} automaton states", max_states));
+  };
+  if (over_budget) {
+    if (plain) {
+      for (auto& pair : sides) {
+        for (auto& side : pair) {
+          if (side) side->drop_exponents();
+        }
+      }
+      try {
+        *plain = walk(false, CharDfa::max_states());
+      } catch (const std::length_error&) {
+        // Left empty: the caller's own walk of plain texts meets the same limit and says so.
+      }
+    }
+    throw refuse();
+  }
+  try {
+    return walk(exponents, max_states);
+  } catch (const std::length_error&) {
+    throw refuse();
+  }
 }
 
 const CharDfa& canonical_numbers() {

@@ -35,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,8 +104,11 @@ CharDfa numbers_multiple_of(const Decimal& m, bool exponents = true, size_t max_
 CharDfa numbers_equal(const Decimal& c);
 /// Texts whose value is one of `values` (an enum), in one walk over a trie of their digits;
 /// without `exponents`, only plain texts. Throws std::invalid_argument past `max_states`
-/// states (before minimization).
-CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents = true, size_t max_states = CharDfa::max_states());
+/// states (before minimization). With `plain` given, a refusal the walk with exponents is
+/// known to meet before it starts (its lower bound on states is over `max_states`) first
+/// stores there the plain texts' automaton, from the same tries.
+CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents = true, size_t max_states = CharDfa::max_states(),
+                   std::optional<CharDfa>* plain = nullptr);
 /// Where the languages above decide exponent texts exactly, each a superset of
 /// exact_numbers(): comparisons and constants (`compare`) within the cap on integer digits
 /// and leading fraction zeros; multiples and integers (`multiple`) within the cap on the

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -281,12 +282,15 @@ NumberSet numbers_among(const std::vector<Decimal>& values) {
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   std::string key = "in";
   for (const auto& k : keys) key += " " + k;
+  std::optional<CharDfa> plain;  // made from the same digit tries when the walk with exponents is refused
   try {
-    return set(Registry::get().named(key, [&] { return lockstep::numbers_in(values, true, kMaxNumberStates * 5); }),
+    return set(Registry::get().named(key, [&] { return lockstep::numbers_in(values, true, kMaxNumberStates * 5, &plain); }),
                nonzero ? kCompare : 0, false);
   } catch (const std::invalid_argument&) {
     // A long list: its plain texts alone (NumberSet::lost_exponents: the grammar warns).
-    return set(Registry::get().named("plain " + key, [&] { return lockstep::numbers_in(values, false); }), kPlain, true);
+    return set(Registry::get().named("plain " + key,
+                                     [&] { return plain ? std::move(*plain) : lockstep::numbers_in(values, false); }),
+               kPlain, true);
   }
 }
 

@@ -1,8 +1,10 @@
 // Number languages on plain texts checked against exact decimal arithmetic, their exponent
 // forms, syntax, canonical numbers and automaton sizes (exponent texts at large are checked
 // against Python's fractions in number_oracle_test.cpp).
+#include <optional>
 #include <random>
 #include <regex>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -225,6 +227,33 @@ TEST(NumberLanguage, DenseEnumsEqualTheUnionOfTheirValues) {
     EXPECT_TRUE(dense.accepts(t)) << t;
   }
   for (const char* t : {"1.5e1e", "4.1e2", "-300", "2.051e2", "1.55", "0.0151e1", "-5e1"}) EXPECT_FALSE(dense.accepts(t)) << t;
+}
+
+// Over its state budget, the walk with exponents is refused; asked for, the plain texts'
+// automaton it then makes from the same digit tries has the language of a walk of plain
+// texts alone. Values of both signs, zero, and digits at scales apart (12 and 1200: two
+// groups, united).
+TEST(NumberLanguage, RefusedEnumsGiveThePlainTextsOfTheSameTries) {
+  std::mt19937_64 rng(11);
+  std::vector<Decimal> values;
+  for (const char* v : {"0", "12", "1200", "-12", "-0.0012", "7.25", "725000"}) values.push_back(Decimal::parse(v));
+  for (int k = 0; k < 300; ++k) {
+    const auto v = static_cast<int64_t>(rng() % 2000000000ull) - 1000000000;
+    values.push_back(Decimal::parse(std::to_string(v)));
+  }
+  std::optional<CharDfa> plain;
+  EXPECT_THROW(numbers_in(values, true, 1000, &plain), std::invalid_argument);
+  ASSERT_TRUE(plain.has_value());
+  const CharDfa reference = numbers_in(values, false);
+  EXPECT_TRUE(CharDfa::intersect(*plain, reference.complement()).empty());
+  EXPECT_TRUE(CharDfa::intersect(reference, plain->complement()).empty());
+  for (const char* t : {"0", "-0.0", "12", "1200.00", "-12", "-0.00120", "7.25", "725000"}) EXPECT_TRUE(plain->accepts(t)) << t;
+  for (const char* t : {"120", "1.2e1", "-1200", "72.5", "0.0012"}) EXPECT_FALSE(plain->accepts(t)) << t;
+  // Within the budget, nothing is stored: the walk with exponents is the answer.
+  std::optional<CharDfa> unused;
+  const CharDfa small = numbers_in({Decimal::parse("12"), Decimal::parse("1200")}, true, 100000, &unused);
+  EXPECT_FALSE(unused.has_value());
+  EXPECT_TRUE(small.accepts("1.2e1"));
 }
 
 }  // namespace
