@@ -460,7 +460,11 @@ CharDfa CharDfa::all() {
   return d;
 }
 
-CharDfa CharDfa::length(uint32_t min, uint32_t max) { return length(min, max, Expr::any_codepoint().ranges); }
+CharDfa CharDfa::length(uint32_t min, uint32_t max) {
+  CharDfa d = length(min, max, Expr::any_codepoint().ranges);
+  if (max == kUnbounded || min <= max) d.length_ = {min, max};
+  return d;
+}
 
 CharDfa CharDfa::length(uint32_t min, uint32_t max, const std::vector<CodepointRange>& any) {
   // Built directly: a chain of states reading any code point, final from `min` on, ending
@@ -508,6 +512,9 @@ CharDfa CharDfa::from_states(std::vector<State> states) {
 
 CharDfa CharDfa::intersect(const CharDfa& a, const CharDfa& b, size_t max_states) {
   if (auto w = intersect_words(a, b)) return sorted_literals(std::move(*w));  // a subset: fits
+  for (const auto& [x, y] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
+    if (y->length_ && y->length_->second != kUnbounded) return with_length(*x, y->length_->first, y->length_->second, max_states);
+  }
   return CharDfaBuilder::product(a, b, true, max_states);
 }
 CharDfa CharDfa::unite(const CharDfa& a, const CharDfa& b, size_t max_states) {
@@ -525,6 +532,7 @@ CharDfa CharDfa::completed() const {
   CharDfa out = *this;
   out.minimal_ = false;  // its sink is a dead state
   out.words_.reset();
+  out.length_.reset();  // its callers change the copy (complement() flips it)
   const uint32_t sink = static_cast<uint32_t>(out.states_.size());
   bool used = false;
   for (auto& st : out.states_) {

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "grammar/grammar.h"
@@ -69,12 +70,19 @@ class CharDfa {
   /// (before minimization). When an operand has words() (both, for unite), they are set
   /// operations on the word lists instead (intersect_words / unite_words), linear in the
   /// words' bytes; unite falls back to the product when the merged trie is past the limit.
+  /// Intersecting with length(min, max) for a finite max is with_length().
   static CharDfa intersect(const CharDfa& a, const CharDfa& b, size_t max_states = CharDfa::max_states());
   static CharDfa unite(const CharDfa& a, const CharDfa& b, size_t max_states = CharDfa::max_states());
   /// The words of a ∩ b (sorted, unique) when a or b has words(); of a ∪ b when both have.
   /// Otherwise nullopt. Callers that keep an operand whose list is unchanged compare sizes.
   static std::optional<std::vector<std::string>> intersect_words(const CharDfa& a, const CharDfa& b);
   static std::optional<std::vector<std::string>> unite_words(const CharDfa& a, const CharDfa& b);
+  /// The strings of `a` of `min`..`max` code points (max finite, else std::logic_error):
+  /// the product with a length counter, built and minimized layer by layer, as an acyclic
+  /// automaton is (char_dfa_length.cpp), in time linear in the product's states and edges.
+  /// The same automaton as the generic product's, state for state. Throws
+  /// AutomatonLimitError past max_states() or `max_states` states before minimization.
+  static CharDfa with_length(const CharDfa& a, uint32_t min, uint32_t max, size_t max_states = CharDfa::max_states());
   /// Strings not in the language (within all strings). O(states + edges) when this
   /// automaton is known minimal (as every operation here except from_states returns it):
   /// the complement of a minimal complete DFA is minimal, so only the one state accepting
@@ -105,6 +113,9 @@ class CharDfa {
   // of minimized() or of a construction that is minimal as it stands.
   bool minimal_ = false;
   std::shared_ptr<const std::vector<std::string>> words_;  // see words()
+  // The language is every string of length_->first..length_->second code points (set by
+  // length(min, max); copies keep it, as they keep the language).
+  std::optional<std::pair<uint32_t, uint32_t>> length_;
   friend class CharDfaBuilder;
 };
 

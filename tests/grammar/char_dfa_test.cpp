@@ -327,6 +327,40 @@ TEST(CharDfa, WordListOperationsGiveTheProductResult) {
   }
 }
 
+// Intersecting with length(min, max) builds the layered product and minimizes it bottom-up
+// (with_length); the automaton must be the generic product's, state for state. The generic
+// product is reached through a length automaton that does not say it is one (length() with
+// its code points given), and through from_states (which forgets minimality).
+TEST(CharDfa, LengthCutsGiveTheProductResult) {
+  const std::vector<CodepointRange> every{{0, kMaxCodepoint}};
+  const std::vector<CharDfa> languages{
+      CharDfa::none(), CharDfa::all(), CharDfa::literal(""), re("[a-c]+x?"), re("(ab)*|c"), re("a{3,7}b*"),
+      re("(\\S+\\s+){0,4}\\S+"), re("[^@]+@[a-z]+(\\.[a-z]+)*"), re("x?y?z?"), CharDfa::literals({"a", "ab", "abc", "\xc3\xa9"}),
+      CharDfa::literal("ab").complement(), CharDfa::from_states(re("[ab]*c").states())};
+  const std::vector<std::pair<uint32_t, uint32_t>> bounds{{0, 0}, {0, 1}, {1, 3}, {2, 5}, {0, 9}, {3, 3}, {5, 40}, {7, 2}};
+  for (size_t i = 0; i < languages.size(); ++i) {
+    for (const auto& [lo, hi] : bounds) {
+      const std::string where = "language " + std::to_string(i) + " length " + std::to_string(lo) + ".." + std::to_string(hi);
+      const CharDfa general = CharDfa::intersect(languages[i], CharDfa::length(lo, hi, every));
+      const CharDfa cut = CharDfa::intersect(languages[i], CharDfa::length(lo, hi));
+      EXPECT_EQ(canonical_form(cut), canonical_form(general)) << where;
+      EXPECT_EQ(canonical_form(CharDfa::intersect(CharDfa::length(lo, hi), languages[i])), canonical_form(general)) << where;
+      EXPECT_EQ(canonical_form(cut), canonical_form(CharDfa::from_states(cut.states()).minimized())) << where;
+      EXPECT_EQ(canonical_form(cut.complement()), canonical_form(general.complement())) << where;
+    }
+  }
+  // Only a finite maximum takes the layered path; minLength alone is the generic product.
+  EXPECT_THROW(CharDfa::with_length(re("a+"), 1, kUnbounded), std::logic_error);
+  EXPECT_TRUE(CharDfa::intersect(re("a+"), CharDfa::length(3, kUnbounded)).accepts("aaaa"));
+  EXPECT_FALSE(CharDfa::intersect(re("a+"), CharDfa::length(3, kUnbounded)).accepts("aa"));
+  // The state limit counts the product's states before minimization, as the product does.
+  EXPECT_THROW(CharDfa::with_length(re("[a-z]*"), 0, 500, 100), AutomatonLimitError);
+  // A complement of a length automaton is not a length automaton.
+  const CharDfa not_short = CharDfa::length(0, 2).complement();
+  EXPECT_TRUE(CharDfa::intersect(re("a*"), not_short).accepts("aaa"));
+  EXPECT_FALSE(CharDfa::intersect(re("a*"), not_short).accepts("aa"));
+}
+
 bool json_body_matches(const CharDfa& dfa, const std::string& body) {
   Grammar g;
   g.root = g.add_rule("root", automaton_expr(std::make_shared<CharDfa>(dfa), true));
