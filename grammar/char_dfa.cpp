@@ -142,13 +142,7 @@ std::vector<uint32_t> language_classes(const std::vector<CharDfa::State>& states
     key.assign(1, states[s].final ? 1u : 0u);
     for (const auto& e : states[s].edges) {
       if (!live[e.target]) continue;
-      const uint32_t c = cls[e.target];
-      const size_t k = key.size();
-      if (k > 1 && key[k - 1] == c && key[k - 2] + 1 == e.lo) {
-        key[k - 2] = e.hi;
-      } else {
-        key.insert(key.end(), {e.lo, e.hi, c});
-      }
+      char_dfa_detail::append_class_edge(key, e.lo, e.hi, cls[e.target]);
     }
     const uint64_t h = fnv1a_u32(key, kFnvOffsetBasis ^ key.size());
     for (size_t i = static_cast<size_t>(mix64(h) >> 32) & mask;; i = (i + 1) & mask) {
@@ -415,10 +409,7 @@ class CharDfaBuilder {
       const auto [id, fresh] = pairs.intern(static_cast<uint64_t>(x) << 32 | y);
       if (fresh) {
         out.states_.emplace_back();
-        check_limit(pairs.size());
-        if (pairs.size() > max_states) {
-          throw AutomatonLimitError({}, "string_automaton_states", max_states, "an automaton product");
-        }
+        char_dfa_detail::check_product_limit(pairs.size(), max_states);
       }
       return id;
     };

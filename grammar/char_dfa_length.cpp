@@ -48,10 +48,7 @@ CharDfa CharDfa::with_length(const CharDfa& a, uint32_t min, uint32_t max, size_
       }
     }
     begin.push_back(static_cast<uint32_t>(layers.size()));
-    char_dfa_detail::check_limit(layers.size());
-    if (layers.size() > max_states) {
-      throw AutomatonLimitError({}, "string_automaton_states", max_states, "an automaton product");
-    }
+    char_dfa_detail::check_product_limit(layers.size(), max_states);
   }
   const auto last = static_cast<uint32_t>(begin.size() - 2);  // the deepest layer (it may be empty)
   // Bottom-up: the class of each layer entry; class_next holds the classes of layer n + 1 by
@@ -66,12 +63,7 @@ CharDfa CharDfa::with_length(const CharDfa& a, uint32_t min, uint32_t max, size_
       if (n < max) {
         for (const Edge& e : st.edges) {
           const uint32_t t = class_next[e.target];
-          if (t == kDead) continue;
-          if (key.size() > 1 && key.back() == t && key[key.size() - 2] + 1 == e.lo) {
-            key[key.size() - 2] = e.hi;
-          } else {
-            key.insert(key.end(), {e.lo, e.hi, t});
-          }
+          if (t != kDead) char_dfa_detail::append_class_edge(key, e.lo, e.hi, t);
         }
       }
       const uint32_t c = key.size() == 1 && key[0] == 0 ? kDead : classes.intern(key).first;

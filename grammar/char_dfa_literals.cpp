@@ -70,12 +70,7 @@ CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
     // Finality, then the edges with targets as classes, adjacent ranges to one class merged.
     key.assign(1, states[s].final ? 1u : 0u);
     for (const Edge& e : states[s].edges) {
-      const uint32_t t = cls[e.target];
-      if (key.size() > 1 && key.back() == t && key[key.size() - 2] + 1 == e.lo) {
-        key[key.size() - 2] = e.hi;
-      } else {
-        key.insert(key.end(), {e.lo, e.hi, t});
-      }
+      char_dfa_detail::append_class_edge(key, e.lo, e.hi, cls[e.target]);
     }
     cls[s] = class_of.try_emplace(key, classes).first->second;
     if (cls[s] == classes) ++classes;
