@@ -8,9 +8,10 @@
 // bottom-up as an acyclic automaton is (Revuz, "Minimisation of acyclic deterministic
 // automata in linear time", TCS 1992): from the last layer to the first, a pair's class is
 // its finality and the classes its edges lead to, adjacent ranges to one class merged, and
-// pairs with the same signature are one state. No partition refinement, which on the
-// product of an e-mail address's automaton with `maxLength: 255` (28,000 states) took about
-// half of its 37 ms.
+// pairs with the same signature are one state. The generic product minimized acyclic
+// products by the same hashing, but only after building them through a table of pairs and
+// finding their live states: on an e-mail address's automaton with `maxLength: 255` (28,000
+// states) that took 37 ms, this 8 ms.
 #include <algorithm>
 #include <vector>
 
