@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -33,6 +34,11 @@ struct CompileLimits {
   uint32_t max_states_to_minimize = 1u << 20;
   /// Substitute non-recursive rules into their callers first (automata/inline.h).
   bool inline_rules = true;
+  /// How JSON strings read their \u escapes up to U+FFFF (automata/json_escapes.h): through
+  /// escape rules (true), spelled out in their automata (false), or as escapes_by_rule's
+  /// cost model picks for the grammar (unset). The masks of a string's states depend on it,
+  /// so the warm start (runtime/json_warm_start.h) prepares strings both ways.
+  std::optional<bool> escape_rules;
 };
 
 /// Builds the byte-DFA templates (direct_automaton_dfa's partial states, kept

@@ -85,7 +85,7 @@ class AutomatonBuilder {
     // The escape rules JSON strings call (json_escapes.h), made as automata need them: rules of
     // the compiled grammar numbered after the given ones, not added to the source grammar
     // (grammar() prints what was given; a string automaton is printed as one node anyway).
-    EscapeRules escape_rules(grammar, escapes_by_rule(grammar));
+    EscapeRules escape_rules(grammar, limits.escape_rules ? *limits.escape_rules : escapes_by_rule(grammar));
     const uint32_t num_given = static_cast<uint32_t>(grammar.rules.size());
     std::vector<RuleDfa> dfas(num_given);
     std::vector<char> compiled(num_given, 0);

@@ -14,11 +14,21 @@ namespace lockstep {
 
 namespace {
 
-// Every mask of `source`'s grammar, computed into the process-wide caches.
-void precompute_masks(const char* source, const JsonSchemaOptions& options, const std::shared_ptr<const Vocabulary>& vocabulary) {
+// The masks of `source`'s grammar, computed into the process-wide caches: every one, or
+// with `starts_only` those of its rules' start states (a rule shared by other grammars,
+// such as a length block, is entered there).
+void precompute_masks(const char* source, const JsonSchemaOptions& options, const std::shared_ptr<const Vocabulary>& vocabulary,
+                      const CompileLimits& limits = {}, bool starts_only = false) {
   CompiledSchema cs = compile_json_schema(nlohmann::ordered_json::parse(source), options);
-  TokenMaskCache cache(GrammarAutomaton::compile(std::move(cs.grammar)), vocabulary);
-  cache.precompute(1);
+  TokenMaskCache cache(GrammarAutomaton::compile(std::move(cs.grammar), limits), vocabulary);
+  if (!starts_only) {
+    cache.precompute(1);
+    return;
+  }
+  const GrammarAutomaton& g = cache.grammar();
+  for (uint32_t s = 0; s < g.num_states(); ++s) {
+    if (s == g.rule_start(g.rule_of(s))) cache.get(s);
+  }
 }
 
 }  // namespace
@@ -52,6 +62,16 @@ void prepare_json_building_blocks(const std::shared_ptr<const Vocabulary>& vocab
       }
     }
     precompute_masks(kBoundedString, JsonSchemaOptions{}, vocabulary);
+    // A large grammar's strings read \u escapes through escape rules (escapes_by_rule), so
+    // they are other automata, whose states share no mask with the ones above: the string
+    // body and the bounded positions again that way, and a string longer than a length
+    // block (kLengthBlock: a block of exactly 512 code points and tails), whose block and
+    // tail starts are every such string's first position.
+    CompileLimits by_rule;
+    by_rule.escape_rules = true;
+    precompute_masks(R"({"type": "string"})", JsonSchemaOptions{}, vocabulary, by_rule);
+    precompute_masks(kBoundedString, JsonSchemaOptions{}, vocabulary, by_rule);
+    precompute_masks(R"({"type": "string", "maxLength": 1024})", JsonSchemaOptions{}, vocabulary, by_rule, true);
   } catch (const std::exception&) {
     // Only a warm start is lost.
   }
