@@ -7,9 +7,10 @@
 // special tokens that are never allowed, so masks line up with the logits.
 //
 // Creating one also prepares the engine's generic JSON building blocks for its vocabulary
-// (any value, integers, an object of the common member types: their automata and masks),
-// once per process and vocabulary: 40–50 ms and under 1 MB for Llama 3's 128k tokens, so a
-// process's first schema does not build them itself (docs/masks.md, "Cold start").
+// (any value, integers, an object of the common member types, bounded and long strings:
+// their automata and masks), once per process and vocabulary: about 150 ms and 3 MB for
+// Llama 3's 128k tokens, so a process's first schema does not build them itself
+// (docs/masks.md, "Cold start").
 //
 // Thread-safety: a TokenizerInfo is immutable; copies share one vocabulary and may be used
 // from any thread.
