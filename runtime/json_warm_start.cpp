@@ -3,12 +3,14 @@
 
 #include <mutex>
 #include <set>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "automata/grammar_automaton.h"
 #include "automata/mask_cache.h"
 #include "schemas/json_schema.h"
+#include "schemas/string_lengths.h"
 
 namespace lockstep {
 
@@ -26,8 +28,8 @@ void precompute_masks(const char* source, const JsonSchemaOptions& options, cons
     return;
   }
   const GrammarAutomaton& g = cache.grammar();
-  for (uint32_t s = 0; s < g.num_states(); ++s) {
-    if (s == g.rule_start(g.rule_of(s))) cache.get(s);
+  for (uint32_t r = 0; r < g.num_rules(); ++r) {
+    if (g.rule_start(r) < g.rule_end(r)) cache.get(g.rule_start(r));
   }
 }
 
@@ -71,7 +73,8 @@ void prepare_json_building_blocks(const std::shared_ptr<const Vocabulary>& vocab
     by_rule.escape_rules = true;
     precompute_masks(R"({"type": "string"})", JsonSchemaOptions{}, vocabulary, by_rule);
     precompute_masks(kBoundedString, JsonSchemaOptions{}, vocabulary, by_rule);
-    precompute_masks(R"({"type": "string", "maxLength": 1024})", JsonSchemaOptions{}, vocabulary, by_rule, true);
+    const std::string long_string = R"({"type": "string", "maxLength": )" + std::to_string(2 * schema::kLengthBlock) + "}";
+    precompute_masks(long_string.c_str(), JsonSchemaOptions{}, vocabulary, by_rule, true);
   } catch (const std::exception&) {
     // Only a warm start is lost.
   }
