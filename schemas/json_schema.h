@@ -14,7 +14,8 @@
 //     at most 20 places after the point (any exponent: schemas/number_language.h); beyond
 //     that it may be rejected, and `not` rejects it too; a multipleOf whose automaton would
 //     be too large accepts plain texts only (with a warning);
-//   - keys are not checked for duplicates (JSON texts from a parser's object have none);
+//   - keys are not checked for duplicates (JSON texts from a parser's object have none),
+//     except that in any order a required name tracked by itself is read once;
 //     on an object with more than 8 required-member conditions, required names are
 //     counted rather than tracked one by one, so there a repeated required key could stand
 //     in for a missing one.

@@ -314,6 +314,19 @@ Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kin
   const uint64_t all = (uint64_t{1} << (q - n_counted)) - 1;
   // Each kind's member rule, looked up on its first move rather than on every one.
   std::vector<uint32_t> element_of(kinds.size(), UINT32_MAX);
+  // The tracked obligations only one kind meets. When that kind is one literal name, a state
+  // holding one of them has read the name already: the name again would be a repeated key,
+  // which no parser's object has, so the kind makes no move there. Without this every
+  // required name loops on the states after it, about half the rule references of a member
+  // machine (q·2^(q−1) of q·2^q).
+  std::vector<uint64_t> repeat_bits(kinds.size(), 0);
+  {
+    uint64_t once = 0, twice = 0;
+    for (const Kind& k : kinds) twice |= once & k.satisfies, once |= k.satisfies;
+    for (size_t ki = 0; ki < kinds.size(); ++ki) {
+      if (kinds[ki].name) repeat_bits[ki] = kinds[ki].satisfies & ~twice;
+    }
+  }
   id_of({0, 0, 0, 0});
   for (uint32_t i = 0; i < states.size(); ++i) {
     c_.deadline_.check_now(ErrorLocation::at_pointer(pointer));
@@ -333,6 +346,7 @@ Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kin
     }
     for (size_t ki = 0; ki < kinds.size(); ++ki) {
       const Kind& k = kinds[ki];
+      if ((s.sat & repeat_bits[ki]) != 0) continue;  // its name was read already
       State t = s;
       if (schema_order) {
         const uint32_t to = k.order >= 0 ? static_cast<uint32_t>(k.order) : n_order;

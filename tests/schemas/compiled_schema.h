@@ -21,6 +21,11 @@ struct CompiledSchemaGrammar {
     EarleyParser p(*grammar);
     return p.advance(text) && p.accepting();
   }
+  // `text` is a prefix of some accepted text (the parser can read all of it).
+  bool accepts_prefix(const std::string& text) const {
+    EarleyParser p(*grammar);
+    return p.advance(text);
+  }
   bool warns(const std::string& text) const {
     for (const auto& w : schema.warnings) {
       if (w == text) return true;

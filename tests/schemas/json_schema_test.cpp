@@ -65,6 +65,48 @@ TEST(JsonSchema, ManyRequiredPropertiesInAnyOrderAreCounted) {
   EXPECT_FALSE(c.accepts(doc({"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "p10", "x"})));
 }
 
+// In any order, a required name tracked as a bit is read once: after it, the member machine
+// offers the names still missing (and the optional ones), not the same name again. An
+// optional name is not tracked, so it may still repeat.
+TEST(JsonSchema, TrackedRequiredNamesAreNotReadTwice) {
+  std::vector<std::string> names;
+  ojson schema = required_integers(4, "r", names);
+  schema["properties"]["opt"] = {{"type", "integer"}};
+  JsonSchemaOptions o = schema_test::compact_options();
+  o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+  const Compiled c = compile(schema.dump(), o);
+  std::vector<std::string> keys = names;
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 8; ++trial) {
+    std::shuffle(keys.begin(), keys.end(), rng);
+    EXPECT_TRUE(c.accepts(object_of(keys))) << object_of(keys);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      std::vector<std::string> twice = keys;
+      twice.insert(twice.begin() + static_cast<long>(i) + 1, keys[i]);  // the name again, right after itself
+      EXPECT_FALSE(c.accepts(object_of(twice))) << object_of(twice);
+      std::vector<std::string> late = keys;
+      late.push_back(keys[i]);  // the name again, after all the others
+      EXPECT_FALSE(c.accepts(object_of(late))) << object_of(late);
+    }
+    std::vector<std::string> optional_twice = keys;
+    optional_twice.insert(optional_twice.begin() + 1, "opt");
+    optional_twice.push_back("opt");
+    EXPECT_TRUE(c.accepts(object_of(optional_twice))) << object_of(optional_twice);
+  }
+  // A prefix with a name read twice is already a dead end, not only the whole text.
+  EXPECT_FALSE(c.accepts_prefix(R"({"r0":0,"r0")"));
+  EXPECT_TRUE(c.accepts_prefix(R"({"r0":0,"r1")"));
+
+  const ojson dependent = {{"type", "object"},
+                           {"properties", {{"a", {{"type", "integer"}}}, {"b", {{"type", "integer"}}}}},
+                           {"dependentRequired", {{"a", {"b"}}}}};
+  const Compiled d = compile(dependent.dump(), o);
+  EXPECT_TRUE(d.accepts(R"({"a":1,"b":2})"));
+  EXPECT_TRUE(d.accepts(R"({"b":2,"a":1})"));
+  EXPECT_FALSE(d.accepts(R"({"a":1})"));
+  EXPECT_FALSE(d.accepts(R"({"a":1,"b":2,"b":3})"));
+}
+
 // Past 63 required names too: plain required names are counted, not given a bit each, so
 // their number is not bounded by a state's bit set (it was 63).
 TEST(JsonSchema, HundredsOfRequiredNamesAreCounted) {
