@@ -5,6 +5,7 @@
 // (EOG) ids are the only tokens allowed once the grammar accepts, and only then.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -46,6 +47,8 @@ class Vocabulary {
   /// at sorted position i (which must have at least n bytes, n >= 1). O(1): a table of one
   /// uint32 per byte of the sorted vocabulary (3.4 MB for Llama 3's 128k tokens).
   size_t sorted_prefix_end(size_t i, size_t n) const;
+  /// The sorted positions of the text tokens whose first byte is `b`: [begin(b), begin(b + 1)).
+  size_t sorted_first_byte_begin(unsigned b) const { return first_byte_begin_[b]; }
   /// True when some text token's bytes start with `prefix` and are longer (O(log size)).
   bool extends(std::string_view prefix) const;
   /// Length of the longest token, in bytes.
@@ -72,6 +75,7 @@ class Vocabulary {
   std::vector<uint32_t> sorted_offset_;  // sorted_.size() + 1
   size_t max_token_bytes_ = 0;
   std::vector<uint32_t> prefix_end_;  // per byte of sorted_text_: see sorted_prefix_end()
+  std::array<uint32_t, 257> first_byte_begin_{};  // see sorted_first_byte_begin()
   uint64_t id_ = 0;
 };
 

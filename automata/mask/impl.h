@@ -100,6 +100,7 @@ struct TokenMaskCache::Impl {
   std::string network_signature(uint32_t state) const;
   std::string network_bfs(uint32_t state) const;
   const std::pair<uint64_t, uint64_t>* rule_hash(uint32_t rule) const;
+  const std::pair<uint64_t, uint64_t>* rule_hash_within(uint32_t rule, size_t& budget, bool& over) const;
   std::pair<uint64_t, uint64_t> hash_within_rule(uint32_t start, uint32_t tag) const;
   // Appends what a state's classification depends on besides its automaton: FOLLOW of
   // `rule` and the vocabulary.

@@ -16,8 +16,16 @@ namespace lockstep {
 
 namespace {
 
-// Where TokenMaskCache::Impl::rule_hash() stands for a rule.
-enum RuleHashState : uint8_t { kHashUnknown, kHashInProgress, kHashDone, kHashNone };
+// Where TokenMaskCache::Impl::rule_hash() stands for a rule. kHashTooLarge: its network has
+// more than kMaxHashedStates states not hashed before.
+enum RuleHashState : uint8_t { kHashUnknown, kHashInProgress, kHashDone, kHashNone, kHashTooLarge };
+
+// States of rules not hashed before that one rule_hash() call hashes before it gives up: the
+// state is then walked without a shared key. The start of an `anyOf` of 200 objects with
+// required names in any order calls 11,000 rules; hashing all of them took about 2 ms of its
+// first mask (a fresh process), for a key that no other grammar's state would have. Networks
+// that recur across schemas (a member rule and the value rules it calls) are far smaller.
+constexpr size_t kMaxHashedStates = 8192;
 
 // Breadth-first numbering of the states reachable from a start state, hashed to 128 bits as
 // it goes: the canonical form behind both state signatures. The per-state index array is
@@ -64,7 +72,7 @@ class CanonicalNumbering {
 // function of this structure, FOLLOW of q's rule, whether the output may end after it, the
 // vocabulary and the parser limits; all of them hashed to 128 bits make the key. Where a
 // callee is recursive, the network is numbered as one graph instead (network_bfs(), up to
-// kMaxNetworkStates states, else no key).
+// kMaxNetworkStates states, else no key); past kMaxHashedStates new states, no key.
 std::string TokenMaskCache::Impl::network_signature(uint32_t q) const {
   const GrammarAutomaton& g = *grammar_;
   const uint32_t rule = g.rule_of(q);
@@ -79,6 +87,8 @@ std::string TokenMaskCache::Impl::network_signature(uint32_t q) const {
     key.assign(1, 'N');
     key.append(reinterpret_cast<const char*>(&h.first), sizeof h.first);
     key.append(reinterpret_cast<const char*>(&h.second), sizeof h.second);
+  } else if (rule_hash_state_[rule] == kHashTooLarge) {
+    return key;  // no key: network_bfs() would stop at its bound, far below this network
   } else {
     key = network_bfs(q);
     if (key.empty()) return key;
@@ -93,23 +103,45 @@ std::string TokenMaskCache::Impl::network_signature(uint32_t q) const {
 // A rule's automaton in canonical form (breadth-first from its start), each rule edge
 // naming its callee by the callee's own hash: isomorphic call trees hash alike. Null for a
 // rule that calls itself, directly or not. Requires canonical_mutex_.
+// Null, too, when the rules not hashed before that it needs have more than kMaxHashedStates
+// states (the rule is then kHashTooLarge; the rules that were in progress below it stay
+// unknown, and the ones completed keep their hashes).
 const std::pair<uint64_t, uint64_t>* TokenMaskCache::Impl::rule_hash(uint32_t rule) const {
   const GrammarAutomaton& g = *grammar_;
   if (rule_hash_state_.size() != g.num_rules()) {
     rule_hash_state_.assign(g.num_rules(), 0);
     rule_hash_.assign(g.num_rules(), {});
   }
+  size_t budget = kMaxHashedStates;
+  bool over = false;
+  const auto* h = rule_hash_within(rule, budget, over);
+  if (!h && over) rule_hash_state_[rule] = kHashTooLarge;
+  return h;
+}
+
+// rule_hash() within `budget` states; sets `over` when a rule needed is too large.
+const std::pair<uint64_t, uint64_t>* TokenMaskCache::Impl::rule_hash_within(uint32_t rule, size_t& budget,
+                                                                           bool& over) const {
+  const GrammarAutomaton& g = *grammar_;
   if (rule_hash_state_[rule] == kHashDone) return &rule_hash_[rule];
-  if (rule_hash_state_[rule] != kHashUnknown) return nullptr;  // recursive
+  if (rule_hash_state_[rule] == kHashTooLarge) over = true;
+  if (rule_hash_state_[rule] != kHashUnknown) return nullptr;  // recursive, or too large
   rule_hash_state_[rule] = kHashInProgress;
   for (uint32_t s = g.rule_start(rule); s < g.rule_end(rule); ++s) {
     for (const auto& e : g.rule_edges(s)) {
-      if (!rule_hash(e.rule)) {
-        rule_hash_state_[rule] = kHashNone;
+      if (!rule_hash_within(e.rule, budget, over)) {
+        rule_hash_state_[rule] = over ? kHashUnknown : kHashNone;
         return nullptr;
       }
     }
   }
+  const size_t states = g.rule_end(rule) - g.rule_start(rule);
+  if (states > budget) {
+    over = true;
+    rule_hash_state_[rule] = kHashUnknown;
+    return nullptr;
+  }
+  budget -= states;
   const auto h = hash_within_rule(g.rule_start(rule), 0xE0);
   rule_hash_[rule] = h;
   rule_hash_state_[rule] = kHashDone;

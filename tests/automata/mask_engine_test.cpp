@@ -108,6 +108,53 @@ Grammar calls_in_order(bool a_first) {
   return g;
 }
 
+// A grammar state's mask is shared process-wide by the signature of the network its walk can
+// reach; a network with more than 8,192 states never hashed before gets no signature (hashing
+// it cost more than the walk, for a key no other grammar has) and is walked, with the same
+// mask. Two compilations of one grammar over one vocabulary (over 4,096 tokens, where the
+// signature is used): the second one's start state is shared when the network is small,
+// computed again when it is large.
+TEST(MaskCache, LargeNetworksAreWalkedWithoutASharedKey) {
+  std::vector<std::string> tokens;
+  for (char a = 'a'; a <= 'z'; ++a) {
+    for (char b = 'a'; b <= 'z'; ++b) {
+      tokens.push_back({a, b});
+      for (char c = 'a'; c <= 'h'; ++c) tokens.push_back({a, b, c});
+    }
+  }
+  const auto vocab = small_vocab(tokens);
+  ASSERT_GT(vocab->size(), 4096u);
+  // root ::= w0 | w1 | ...; each wi one three-letter word, kept a rule of its own.
+  auto grammar_of = [](int words) {
+    std::string root = "root ::= ", rules;
+    for (int i = 0; i < words; ++i) {
+      const std::string word{static_cast<char>('a' + i % 26), static_cast<char>('a' + i / 26 % 26),
+                             static_cast<char>('a' + i / 676 % 8)};
+      root += (i ? " | w" : "w") + std::to_string(i);
+      rules += "w" + std::to_string(i) + " ::= \"" + word + "\"\n";
+    }
+    return root + "\n" + rules;
+  };
+  CompileLimits no_inlining;
+  no_inlining.inline_rules = false;
+  for (const int words : {30, 4000}) {
+    const std::string text = grammar_of(words);
+    auto g1 = GrammarAutomaton::compile(parse_gbnf(text), no_inlining);
+    auto g2 = GrammarAutomaton::compile(parse_gbnf(text), no_inlining);
+    ASSERT_EQ(g1->num_states() > 8192, words == 4000) << g1->num_states();
+    TokenMaskCache first(g1, vocab), second(g2, vocab);
+    const StateMask& m1 = first.get(g1->rule_start(g1->root_rule()));
+    const StateMask& m2 = second.get(g2->rule_start(g2->root_rule()));
+    EXPECT_EQ(second.stats().shared, words == 4000 ? 0u : 1u) << words;
+    EXPECT_EQ(second.stats().computations, words == 4000 ? 1u : 0u) << words;
+    EXPECT_EQ(m1.accepted.size(), m2.accepted.size());
+    EXPECT_GT(m2.accepted.size(), 0u);
+    for (int32_t id = 0; id < static_cast<int32_t>(vocab->size()); ++id) {
+      ASSERT_EQ(m1.accepted.contains(id), m2.accepted.contains(id)) << words << " " << id;
+    }
+  }
+}
+
 TEST(AutomatonBuilder, CachedRuleAutomataAreRenamedToTheGrammarsRules) {
   // Both grammars give `root` the same shape (callees numbered by first appearance: a, then
   // b), so the second compilation takes the first one's automaton from the process-wide

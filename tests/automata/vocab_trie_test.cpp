@@ -39,6 +39,19 @@ void expect_exact_subtrees(const Vocabulary& v) {
   }
 }
 
+// The runs by first byte partition the sorted vocabulary in byte order.
+void expect_first_byte_runs(const Vocabulary& v) {
+  const auto sorted = v.sorted_text_tokens();
+  EXPECT_EQ(v.sorted_first_byte_begin(0), 0u);
+  EXPECT_EQ(v.sorted_first_byte_begin(256), sorted.size());
+  for (unsigned b = 0; b < 256; ++b) {
+    ASSERT_LE(v.sorted_first_byte_begin(b), v.sorted_first_byte_begin(b + 1));
+    for (size_t i = v.sorted_first_byte_begin(b); i < v.sorted_first_byte_begin(b + 1); ++i) {
+      ASSERT_EQ(static_cast<uint8_t>(v.token_bytes(sorted[i])[0]), b) << i;
+    }
+  }
+}
+
 TEST(VocabTrie, Llama3SubtreesAreByPrefix) {
   const auto tok = load_tokenizer(test_data::shared("vocab/llama3-hf/tokenizer.json").string());
   const Vocabulary& v = tok->vocabulary();
@@ -56,12 +69,15 @@ TEST(VocabTrie, Llama3SubtreesAreByPrefix) {
     }
   }
   expect_exact_subtrees(v);
+  expect_first_byte_runs(v);
 }
 
 TEST(VocabTrie, EveryVocabularyHasExactSubtrees) {
   for (const char* f : {"llama2/tokenizer.bin", "qwen3-hf/tokenizer.json", "gpt2/encoder.json"}) {
     SCOPED_TRACE(f);
-    expect_exact_subtrees(load_tokenizer(test_data::shared(std::string("vocab/") + f).string())->vocabulary());
+    const auto tok = load_tokenizer(test_data::shared(std::string("vocab/") + f).string());
+    expect_exact_subtrees(tok->vocabulary());
+    expect_first_byte_runs(tok->vocabulary());
   }
 }
 
