@@ -377,6 +377,11 @@ EqualSet::EqualSet(const std::vector<Decimal>& magnitudes, int cap) : cap_(cap) 
   Node root{};
   std::fill(root.child, root.child + 10, -1);
   root.stripped = 0;
+  // At most a node per digit: reserved, so the trie of a 50,000-value enum (88-byte nodes,
+  // up to one per digit) is not copied as it grows; that took 4-5% of its schema compilation.
+  size_t digits_total = 1;
+  for (const auto& c : magnitudes) digits_total += c.int_digits.size() + c.frac_digits.size();
+  trie_.reserve(digits_total);
   trie_.push_back(root);
   int64_t max_q = INT64_MIN, min_q = INT64_MAX;
   std::string digits;
