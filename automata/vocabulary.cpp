@@ -47,9 +47,9 @@ Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKi
     common_prefix_[i] = static_cast<uint32_t>(k);
   }
   // Tokens are sorted by unsigned bytes, so each first byte's tokens are one run.
-  for (unsigned b = 0, i = 0; b <= 256; ++b) {
-    while (i < sorted_.size() && static_cast<uint8_t>(sorted_text_[sorted_offset_[i]]) < b) ++i;
-    first_byte_begin_[b] = b == 256 ? static_cast<uint32_t>(sorted_.size()) : i;
+  for (size_t b = 0, at = 0; b <= 256; ++b) {
+    while (at < sorted_.size() && static_cast<uint8_t>(sorted_text_[sorted_offset_[at]]) < b) ++at;
+    first_byte_begin_[b] = static_cast<uint32_t>(at);
   }
   // prefix_end_[offset(i) + n - 1]: where the run of tokens sharing token i's first n bytes
   // ends. Token i + 1 shares them iff its common prefix with i is at least n, and then its
