@@ -28,7 +28,7 @@ class StateWalker {
   StateWalker(const GrammarAutomaton& g, ParserLimits limits, uint32_t seed, size_t max_depth,
               bool skip_seed_rules)
       : g_(g), limits_(limits), seed_(seed), skip_seed_rules_(skip_seed_rules), top_(max_depth + 2),
-        arena_(max_depth + 2), bytes_(max_depth + 2), boundaries_(max_depth + 2) {
+        arena_(max_depth + 2), bytes_(max_depth + 2), boundaries_(max_depth + 2), next_known_(max_depth + 2, 0) {
     nodes_.reserve(4 * max_depth + 16);
     nodes_.push_back({seed, kNone, g.is_final(seed)});
     top_[0] = 0;
@@ -41,6 +41,22 @@ class StateWalker {
   uint32_t boundaries_upto(size_t d) const { return boundaries_[d]; }
   bool boundary_at(size_t d) const { return boundaries_[d] != boundaries_[d - 1]; }
 
+  /// The bytes the path can read next, a superset: a byte outside it fails advance(). Null
+  /// when not known (Earley mode, or nested nullable rules past kMaxEnter). Computed once per
+  /// node of the walk.
+  const GrammarAutomaton::ByteSet* next_bytes() {
+    if (earley_from_ != kNone) return nullptr;
+    uint8_t& known = next_known_[depth_];
+    if (known == 0) {
+      if (next_.empty()) next_.resize(next_known_.size());  // most walks never need it
+      GrammarAutomaton::ByteSet& out = next_[depth_];
+      out = {};
+      const uint32_t n = top_[depth_];
+      known = readable(nodes_[n].state, nodes_[n].parent, n == 0 && skip_seed_rules_, 0, out) ? 1 : 2;
+    }
+    return known == 1 ? &next_[depth_] : nullptr;
+  }
+
   void back_to(size_t d) {
     if (d >= depth_) return;
     if (earley_from_ != kNone) {
@@ -52,7 +68,7 @@ class StateWalker {
       earley_from_ = kNone;
     }
     depth_ = d;
-    nodes_.resize(arena_[d]);
+    truncate(arena_[d]);
   }
 
   bool advance(uint8_t byte) {
@@ -61,8 +77,9 @@ class StateWalker {
       const Node node = nodes_[n];
       uint32_t next;
       if ((n == 0 && skip_seed_rules_) ||
-          (g_.rule_edges(node.state).empty() && (node.parent == kNone || !g_.is_final(node.state)))) {
-        // One frame that can only read a byte: a plain DFA step.
+          (g_.rule_edges(node.state).empty() &&
+           (node.parent == kNone || !g_.is_final(node.state) || !return_can_read(node.parent, byte)))) {
+        // One frame that can only read a byte (returning from it cannot): a plain DFA step.
         const uint32_t target = byte_target(node.state, byte);
         if (target == kNone) return false;
         next = push(target, node.parent);
@@ -71,13 +88,14 @@ class StateWalker {
         ambiguous_ = false;
         step(n, byte, 0);
         if (moves_.empty() && !ambiguous_) {
-          nodes_.resize(arena_[depth_]);
+          truncate(arena_[depth_]);
           return false;
         }
         if (ambiguous_) return start_earley(byte);
         next = moves_[0];
       }
       ++depth_;
+      next_known_[depth_] = 0;
       top_[depth_] = next;
       arena_[depth_] = static_cast<uint32_t>(nodes_.size());
       bytes_[depth_] = byte;
@@ -100,6 +118,51 @@ class StateWalker {
     bool all_final;   // this frame and every frame below it can complete here
   };
 
+  void truncate(size_t n) {
+    nodes_.resize(n);
+    if (return_node_ != kNone && return_node_ >= n) return_node_ = kNone;
+  }
+
+  // Whether the stack topped by node `parent` may read `byte` (false only when it cannot),
+  // its readable set kept for the last such node: a frame of an automaton rule (whitespace,
+  // a number, a string body) that can complete reads its bytes by a plain step when its
+  // caller cannot read them, instead of a step() through every way to go. The node's stack
+  // is unchanged while its index stays in the arena (truncate() forgets it otherwise).
+  bool return_can_read(uint32_t parent, uint8_t byte) {
+    if (return_node_ != parent) {
+      return_set_ = {};
+      return_known_ = readable(nodes_[parent].state, nodes_[parent].parent, parent == 0 && skip_seed_rules_, 0, return_set_);
+      return_node_ = parent;
+    }
+    return !return_known_ || ((return_set_[byte >> 6] >> (byte & 63)) & 1);
+  }
+
+  // The bytes readable from `state` with the stack below it topped by `parent`, as step()
+  // reads them: byte edges, the FIRST sets of rules entered (and past a nullable one), and
+  // the parent's when the state can return.
+  bool readable(uint32_t state, uint32_t parent, bool skip_rules, int entered, GrammarAutomaton::ByteSet& out) const {
+    for (const auto& e : g_.byte_edges(state)) {
+      for (unsigned w = e.lo >> 6; w <= (e.hi >> 6); ++w) {  // the range's bits, a word at a time
+        const unsigned lo = w == (e.lo >> 6) ? (e.lo & 63) : 0, hi = w == (e.hi >> 6) ? (e.hi & 63) : 63;
+        out[w] |= (~uint64_t{0} >> (63 - hi)) & (~uint64_t{0} << lo);
+      }
+    }
+    if (!skip_rules) {
+      for (const auto& r : g_.rule_edges(state)) {
+        for (size_t k = 0; k < out.size(); ++k) out[k] |= g_.rule_first(r.rule)[k];
+        if (g_.rule_nullable(r.rule) &&
+            (entered >= kMaxEnter || !readable(r.target, parent, false, entered + 1, out))) {
+          return false;
+        }
+      }
+    }
+    if (parent != kNone && g_.is_final(state)) {
+      if (entered >= kMaxEnter) return false;
+      return readable(nodes_[parent].state, nodes_[parent].parent, false, entered + 1, out);
+    }
+    return true;
+  }
+
   uint32_t byte_target(uint32_t state, uint8_t byte) const {
     for (const auto& e : g_.byte_edges(state)) {
       if (byte < e.lo) return kNone;
@@ -116,7 +179,7 @@ class StateWalker {
 
   // Several ways to go: the Earley parser takes over from here, replaying the path.
   bool start_earley(uint8_t byte) {
-    nodes_.resize(arena_[depth_]);
+    truncate(arena_[depth_]);
     if (!parser_) {
       parser_.emplace(g_, limits_, seed_);  // most walks never need it
     } else {
@@ -186,6 +249,11 @@ class StateWalker {
   std::vector<uint32_t> arena_;       // stack mode: nodes_.size() after each depth
   std::vector<uint8_t> bytes_;        // the path: bytes_[d] was read to reach depth d
   std::vector<uint32_t> boundaries_;  // prefix counts of boundary depths
+  std::vector<GrammarAutomaton::ByteSet> next_;  // next_bytes() per depth of the path
+  std::vector<uint8_t> next_known_;              // 0 not computed, 1 known, 2 unknown
+  uint32_t return_node_ = kNone;                 // return_can_read()'s node, its set
+  GrammarAutomaton::ByteSet return_set_{};
+  bool return_known_ = false;
   std::vector<uint32_t> moves_;
   bool ambiguous_ = false;
   size_t depth_ = 0;

@@ -161,6 +161,35 @@ TEST(MaskPropertySchemas, LargeEnumUnderAllOfEqualsBruteForceOnLlama3) {
   EXPECT_GT(masks, 30u);
 }
 
+// Automaton frames (whitespace, a number, a string body) that can complete inside a member
+// rule whose next step may read the same bytes (a digit after a number: the walk turns to
+// the Earley parser there) or other bytes only (a quote after whitespace: the walk steps
+// the frame alone), and subtrees of the vocabulary left at the first byte the path cannot
+// read. The members of an anyOf of objects, as a schema compiles them (rules, never
+// inlined), in the spaced form; random walks on Llama 3, each started unchecked at a point
+// of interest.
+TEST(MaskPropertySchemas, FramesThatCompleteBeforeTheirCallerEqualBruteForceOnLlama3) {
+  const auto tok = load_tokenizer(test_data::shared("vocab/llama3-hf/tokenizer.json").string());
+  const auto vocab = tok->shared_vocabulary();
+  std::mt19937 rng(2026);
+  JsonSchemaOptions o;
+  o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+  o.max_whitespace = 3;
+  const auto g = GrammarAutomaton::compile(compile_json_schema(nlohmann::ordered_json::parse(R"({"anyOf":[
+    {"type":"object","properties":{"kind":{"const":"v_1"},"n":{"type":"integer"},"x":{"type":"number"}},"required":["kind","n","x"],"additionalProperties":false},
+    {"type":"object","properties":{"kind":{"const":"v_2"},"n":{"type":"string"},"y":{"enum":[1,12,"a b"]}},"required":["kind","n"],"additionalProperties":false},
+    {"type":"object","properties":{"kind":{"const":"w"},"n":{"type":"array","items":{"type":"integer"}}},"required":["kind"],"additionalProperties":false}]})"), o).grammar);
+  size_t masks = 0;
+  for (const char* start : {"{", "{\"kind\"", "{\"kind\": ", "{\"n\": 12", "{\"n\": 12 ", "{\"n\": [1", "{\"x\": 1.5", "{\"y\": 1", "{\"y\": \"a"}) {
+    SCOPED_TRACE(start);
+    for (int walk = 0; walk < 2; ++walk) {
+      masks += check_random_walk(g, vocab, rng, 10, nullptr, true, tok->encode_continuation(start));
+    }
+  }
+  std::printf("[ property ] frames completing before their caller: %zu masks equal to brute force\n", masks);
+  EXPECT_GT(masks, 100u);
+}
+
 // Long length bounds are blocks of kLengthBlock (512) code points and a tail
 // (schema_grammar.cpp): walks that cross a block boundary, where tokens straddle two
 // blocks. Each walk starts unchecked 500 code points in (a run of "a" tokens), then checks
