@@ -7,40 +7,39 @@
 
 namespace lockstep {
 
-Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKind> kinds,
-                       std::vector<int32_t> eog_ids)
-    : bytes_(std::move(token_bytes)), kinds_(std::move(kinds)), eog_ids_(std::move(eog_ids)) {
+Vocabulary::Vocabulary(std::vector<std::string> bytes, std::vector<TokenKind> kinds, std::vector<int32_t> eog_ids)
+    : kinds_(std::move(kinds)), eog_ids_(std::move(eog_ids)) {
   static std::atomic<uint64_t> next_id{1};
   id_ = next_id.fetch_add(1);
-  if (kinds_.size() != bytes_.size()) {
+  if (kinds_.size() != bytes.size()) {
     throw std::invalid_argument("Vocabulary: token kinds and token bytes differ in length");
   }
   for (int32_t id : eog_ids_) {
-    if (id < 0 || static_cast<size_t>(id) >= bytes_.size()) {
+    if (id < 0 || static_cast<size_t>(id) >= bytes.size()) {
       throw std::invalid_argument("Vocabulary: end-of-generation id out of range");
     }
     kinds_[static_cast<size_t>(id)] = TokenKind::kControl;
   }
   std::sort(eog_ids_.begin(), eog_ids_.end());
   eog_ids_.erase(std::unique(eog_ids_.begin(), eog_ids_.end()), eog_ids_.end());
-  for (size_t id = 0; id < bytes_.size(); ++id) {
-    if (kinds_[id] == TokenKind::kText && !bytes_[id].empty()) {
+  for (size_t id = 0; id < bytes.size(); ++id) {
+    if (kinds_[id] == TokenKind::kText && !bytes[id].empty()) {
       sorted_.push_back(static_cast<int32_t>(id));
     }
   }
   std::sort(sorted_.begin(), sorted_.end(),
-            [&](int32_t a, int32_t b) { return bytes_[a] < bytes_[b]; });
+            [&](int32_t a, int32_t b) { return bytes[a] < bytes[b]; });
   sorted_offset_.reserve(sorted_.size() + 1);
   for (int32_t id : sorted_) {
     sorted_offset_.push_back(static_cast<uint32_t>(sorted_text_.size()));
-    sorted_text_ += bytes_[id];
+    sorted_text_ += bytes[id];
   }
-  for (const auto& b : bytes_) max_token_bytes_ = std::max(max_token_bytes_, b.size());
+  for (const auto& b : bytes) max_token_bytes_ = std::max(max_token_bytes_, b.size());
   sorted_offset_.push_back(static_cast<uint32_t>(sorted_text_.size()));
   common_prefix_.resize(sorted_.size(), 0);
   for (size_t i = 1; i < sorted_.size(); ++i) {
-    const std::string& a = bytes_[sorted_[i - 1]];
-    const std::string& b = bytes_[sorted_[i]];
+    const std::string& a = bytes[sorted_[i - 1]];
+    const std::string& b = bytes[sorted_[i]];
     const size_t n = std::min(a.size(), b.size());
     size_t k = 0;
     while (k < n && a[k] == b[k]) ++k;
@@ -62,6 +61,20 @@ Vocabulary::Vocabulary(std::vector<std::string> token_bytes, std::vector<TokenKi
       prefix_end_[sorted_offset_[i] + n - 1] =
           n <= shared ? prefix_end_[sorted_offset_[i + 1] + n - 1] : static_cast<uint32_t>(i + 1);
     }
+  }
+  // Every token's bytes as a span of one buffer: the sorted tokens' where they are, the
+  // others (control tokens, empty ones) appended.
+  token_span_.assign(bytes.size(), {0, 0});
+  for (size_t i = 0; i < sorted_.size(); ++i) {
+    token_span_[static_cast<size_t>(sorted_[i])] = {sorted_offset_[i], sorted_offset_[i + 1] - sorted_offset_[i]};
+  }
+  for (size_t id = 0; id < bytes.size(); ++id) {
+    if (kinds_[id] == TokenKind::kText && !bytes[id].empty()) continue;
+    if (sorted_text_.size() + bytes[id].size() > UINT32_MAX) {
+      throw std::invalid_argument("Vocabulary: more than 2^32 bytes of token text");
+    }
+    token_span_[id] = {static_cast<uint32_t>(sorted_text_.size()), static_cast<uint32_t>(bytes[id].size())};
+    sorted_text_ += bytes[id];
   }
 }
 
