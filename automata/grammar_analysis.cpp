@@ -3,6 +3,8 @@
 #include "automata/grammar_analysis.h"
 
 #include <algorithm>
+#include <bit>
+#include <string>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -13,8 +15,14 @@ namespace lockstep {
 
 // FIRST sets per state and FOLLOW sets per rule (bytes), by fixed-point iteration.
 // Rules from `first_escape` on are escape rules (json_escapes.h).
-void AutomatonAnalysis::compute_follow(GrammarAutomaton& g, uint32_t first_escape) {
+void AutomatonAnalysis::compute_follow(GrammarAutomaton& g, uint32_t first_escape,
+                                       const std::vector<std::string>& follow_classes) {
   using Bits = GrammarAutomaton::ByteSet;
+  auto count = [](const Bits& b) {
+    int n = 0;
+    for (const uint64_t w : b) n += std::popcount(w);
+    return n;
+  };
   const uint32_t ns = g.num_states(), nr = g.num_rules();
   auto set_range = [](Bits& b, unsigned lo, unsigned hi) {
     for (unsigned w = lo >> 6; w <= hi >> 6; ++w) {
@@ -145,6 +153,27 @@ void AutomatonAnalysis::compute_follow(GrammarAutomaton& g, uint32_t first_escap
           changed = true;
         }
         if (changed && !queued[callee]) queued[callee] = 1, work.push_back(callee);
+      }
+    }
+  }
+  // Widened to the grammar's FOLLOW classes (Grammar::follow_classes): the smallest that
+  // holds a rule's FOLLOW of two bytes or more replaces it.
+  std::vector<Bits> classes;
+  for (const std::string& c : follow_classes) {
+    Bits bits{};
+    for (const char ch : c) bits[static_cast<uint8_t>(ch) >> 6] |= uint64_t{1} << (static_cast<uint8_t>(ch) & 63);
+    classes.push_back(bits);
+  }
+  std::sort(classes.begin(), classes.end(), [&count](const Bits& a, const Bits& b) { return count(a) < count(b); });
+  for (uint32_t r = 0; r < first_escape && !classes.empty(); ++r) {
+    const Bits& f = g.follow_[r];
+    // Not a FOLLOW of one byte: a string body followed by its quote alone would turn every
+    // token failing at `,` or a digit after it uncertain.
+    if (count(f) < 2) continue;
+    for (const Bits& c : classes) {
+      if ((f[0] & ~c[0]) == 0 && (f[1] & ~c[1]) == 0 && (f[2] & ~c[2]) == 0 && (f[3] & ~c[3]) == 0) {
+        g.follow_[r] = c;
+        break;
       }
     }
   }

@@ -108,7 +108,10 @@ class GrammarAutomaton {
 
   /// 256-bit byte set.
   using ByteSet = std::array<uint64_t, 4>;
-  /// Bytes that can come right after `rule` completes, in some context (FOLLOW set).
+  /// Bytes that can come right after `rule` completes, in some context (FOLLOW set): a
+  /// superset, widened to the grammar's follow_classes (Grammar::follow_classes) and, for
+  /// escape rules, every byte. Used only by the token masks (uncertain or rejected tokens,
+  /// mask keys and classes).
   bool can_follow(uint32_t rule, uint8_t byte) const {
     return (follow_[rule][byte >> 6] >> (byte & 63)) & 1;
   }

@@ -186,7 +186,7 @@ class AutomatonBuilder {
         out->rule_begin_.push_back(static_cast<uint32_t>(out->rule_edges_.size()));
       }
     }
-    AutomatonAnalysis::compute_follow(*out, num_given);
+    AutomatonAnalysis::compute_follow(*out, num_given, grammar.follow_classes);
     AutomatonAnalysis::compute_components(*out);
     AutomatonAnalysis::compute_mask_classes(*out);
     out->grammar_ = std::move(grammar);

@@ -96,6 +96,13 @@ struct Grammar {
   std::unordered_map<std::string, uint32_t> names;
   /// Added by validate() (parse_gbnf, GrammarAutomaton::compile): rules that can never finish.
   std::vector<GrammarWarning> warnings;
+  /// Byte sets (each a string of its bytes) that a rule's FOLLOW set is widened to for
+  /// token masks: the smallest of them that holds it, none when none does. A wider FOLLOW
+  /// only makes more tokens uncertain (checked against the parse when the mask is used), so
+  /// masks stay exact; the point is that rules whose FOLLOW differs from grammar to grammar
+  /// (whitespace before a value: which values the schema has) share masks across grammars.
+  /// JSON Schema grammars set JSON's punctuation (schemas/json_schema.h); empty elsewhere.
+  std::vector<std::string> follow_classes;
 
   /// Index of the rule named `name`, or -1.
   int64_t find_rule(std::string_view name) const;

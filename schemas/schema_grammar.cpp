@@ -330,6 +330,11 @@ CompiledSchema SchemaCompiler::run(uint32_t depth, bool bare) {
     for (const auto& n : never_) why += (why.empty() ? " (" : "; ") + n;
     throw SchemaError("", "the schema is unsatisfiable: no JSON value is valid" + (why.empty() ? why : why + ")"));
   }
+  // What may follow whitespace (a value's first byte, punctuation) and what may follow a
+  // value (whitespace, punctuation): the FOLLOW sets of whitespace and number rules widened
+  // to these are the same in every schema, so their masks are shared across schemas and
+  // with the building blocks prepared at vocabulary load (docs/masks.md).
+  out.grammar.follow_classes = {"\",-0123456789:[]fnt{}", std::string("\t\n\r ,]}")};
   out.warnings = warnings_;
   out.unenforced = unenforced_;
   return out;

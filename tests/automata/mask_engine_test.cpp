@@ -70,6 +70,38 @@ TEST(MaskCache, ClassifiesAcceptedUncertainRejected) {
   EXPECT_GT(st.memory_bytes, 0u);
 }
 
+// Grammar::follow_classes: a rule's FOLLOW of two bytes or more becomes the smallest class
+// that holds it (more tokens uncertain, checked against the parse: the same masks), one of a
+// single byte stays as it is.
+TEST(MaskCache, FollowClassesWidenFollowSetsWithoutChangingMasks) {
+  const std::string text = "root ::= \"[\" ws item (ws \",\" ws item)* ws \"]\"\n"
+                           "item ::= num | \"\\\"\" body \"\\\"\"\nnum ::= [0-9]+\nbody ::= [a-z]*\nws ::= [ ]*";
+  CompileLimits no_inlining;
+  no_inlining.inline_rules = false;  // keep ws, num and body rules of their own
+  Grammar plain = parse_gbnf(text);
+  Grammar widened = parse_gbnf(text);
+  widened.follow_classes = {"0123456789\",[]x", " ,]}"};
+  const auto g0 = GrammarAutomaton::compile(plain, no_inlining);
+  const auto g1 = GrammarAutomaton::compile(widened, no_inlining);
+  auto rule = [](const GrammarAutomaton& g, const char* name) { return static_cast<uint32_t>(g.grammar().find_rule(name)); };
+  EXPECT_FALSE(g0->can_follow(rule(*g0, "ws"), 'x'));
+  EXPECT_TRUE(g1->can_follow(rule(*g1, "ws"), 'x'));    // FOLLOW(ws) = 0-9 " , ] ⊂ the first class
+  EXPECT_TRUE(g1->can_follow(rule(*g1, "num"), '}'));   // FOLLOW(num) = space , ] ⊂ the second
+  EXPECT_FALSE(g1->can_follow(rule(*g1, "body"), 'x'));  // FOLLOW(body) = " alone
+  auto vocab = small_vocab({"[", "]", " ", "  ", " x", " 1", "1", "12", "1,", "1 ", "1]", "\"", "\"a", "a\"", "a\",", ",", ", ", " ,", "x"});
+  for (const char* path : {"", "[", "[ ", "[1", "[12 ", "[1,", "[\"a", "[\"a\"", "[1 ,", "[1, 2"}) {
+    SCOPED_TRACE(path);
+    std::vector<std::vector<uint32_t>> masks;
+    for (const auto& g : {g0, g1}) {
+      EarleyMatcher m(std::make_shared<TokenMaskCache>(g, vocab));
+      ASSERT_TRUE(m.accept_bytes(path));
+      masks.emplace_back(vocab->bitmask_words());
+      m.fill_next_token_bitmask(masks.back());
+    }
+    EXPECT_EQ(masks[0], masks[1]);
+  }
+}
+
 TEST(MaskCache, ConcurrentMatchersShareOneCache) {
   auto g = compile(test_data::read_file(test_data::shared("grammars/llama.cpp/json.gbnf")));
   auto vocab = small_vocab({"{", "}", "\"", "a", "\":", " ", "1", "[", "]", ",", "\"a\"", "true"});

@@ -190,6 +190,36 @@ TEST(MaskPropertySchemas, FramesThatCompleteBeforeTheirCallerEqualBruteForceOnLl
   EXPECT_GT(masks, 100u);
 }
 
+// Whitespace before a value is followed by the first bytes of the values a schema has, so
+// its FOLLOW set differs from schema to schema; JSON Schema grammars widen it to one class
+// (Grammar::follow_classes), so a second schema whose values differ finds the whitespace
+// mask computed by the first; and masks stay equal to brute force. A vocabulary loaded here
+// has an id of its own, so no other test's masks are found.
+TEST(MaskPropertySchemas, WhitespaceMasksAreSharedAcrossSchemasWhoseValuesDiffer) {
+  const auto tok = load_tokenizer(test_data::shared("vocab/llama2/tokenizer.bin").string());
+  const auto vocab = tok->shared_vocabulary();
+  auto compile = [](const char* text) {
+    return GrammarAutomaton::compile(compile_json_schema(nlohmann::ordered_json::parse(text)).grammar);
+  };
+  const auto numbers = compile(R"({"type":"object","properties":{"n":{"type":"integer"}}})");
+  const auto literals = compile(R"({"type":"array","items":{"enum":[true,null,"x"]}})");
+  auto ws_start = [](const GrammarAutomaton& g) { return g.rule_start(static_cast<uint32_t>(g.grammar().find_rule("ws"))); };
+  TokenMaskCache first(numbers, vocab);
+  first.get(ws_start(*numbers));
+  EXPECT_EQ(first.stats().computations, 1u);
+  TokenMaskCache second(literals, vocab);
+  second.get(ws_start(*literals));
+  EXPECT_EQ(second.stats().computations, 0u);
+  EXPECT_EQ(second.stats().shared, 1u);
+  std::mt19937 rng(99);
+  size_t masks = 0;
+  for (const auto& g : {numbers, literals}) {
+    for (int walk = 0; walk < 3; ++walk) masks += check_random_walk(g, vocab, rng, 12);
+  }
+  std::printf("[ property ] widened whitespace FOLLOW: %zu masks equal to brute force\n", masks);
+  EXPECT_GT(masks, 30u);
+}
+
 // Long length bounds are blocks of kLengthBlock (512) code points and a tail
 // (schema_grammar.cpp): walks that cross a block boundary, where tokens straddle two
 // blocks. Each walk starts unchecked 500 code points in (a run of "a" tokens), then checks
