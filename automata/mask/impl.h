@@ -61,6 +61,8 @@ struct TokenMaskCache::Impl {
   std::shared_ptr<const StateMask> compute(uint32_t state);
   std::shared_ptr<const StateMask> compute_shared(uint32_t state);
   bool compose(uint32_t state, mask::PartialMask& out);
+  std::string automaton_mask_key(uint32_t state);
+  bool mask_at_hand(uint32_t state);
 
   // ---- trie_walk.cpp
   void walk_vocabulary(uint32_t state, bool skip_seed_rules, mask::PartialMask& out) const;

@@ -61,6 +61,38 @@ TokenMaskCache::Impl::~Impl() {
   if (background_.joinable()) background_.join();
 }
 
+// The process-wide key of the mask of a state of an automaton-only rule.
+std::string TokenMaskCache::Impl::automaton_mask_key(uint32_t state) {
+  const GrammarAutomaton& g = *grammar_;
+  const uint32_t r = g.rule_of(state);
+  const auto& automaton = g.rule_automaton_key(r);
+  std::string key;
+  auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
+  if (const std::string& sig = signature(state); !sig.empty()) {
+    // The reachable automaton's canonical signature (with FOLLOW and the vocabulary): the
+    // mask is shared with every isomorphic state of any automaton, e.g. the body of a string
+    // after an excluded key's prefix, the last positions of any length bound.
+    key.push_back('S');
+    key.append(sig);
+  } else {
+    key.push_back('A');
+    const uint32_t local = state - g.rule_start(r);
+    put(&local, sizeof local);
+    append_context(key, r);
+    put(automaton.data(), automaton.size() * sizeof(uint32_t));
+  }
+  key.push_back(g.can_end_after(r) ? '1' : '0');
+  return key;
+}
+
+// Whether the mask of `state` costs no computation: in this cache, or (an automaton-only
+// rule's state) process-wide.
+bool TokenMaskCache::Impl::mask_at_hand(uint32_t state) {
+  if (masks_[grammar_->mask_class(state)].load(std::memory_order_acquire)) return true;
+  if (grammar_->rule_automaton_key(grammar_->rule_of(state)).empty()) return false;
+  return SharedStateMasks::instance().find(automaton_mask_key(state)) != nullptr;
+}
+
 std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute_shared(uint32_t state) {
   const GrammarAutomaton& g = *grammar_;
   const uint32_t r = g.rule_of(state);
@@ -97,22 +129,7 @@ std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute_shared(uint32_t s
     SharedStateMasks::instance().insert(std::move(key), mask);
     return mask;
   }
-  std::string key;
-  auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
-  if (const std::string& sig = signature(state); !sig.empty()) {
-    // The reachable automaton's canonical signature (with FOLLOW and the vocabulary): the
-    // mask is shared with every isomorphic state of any automaton, e.g. the body of a string
-    // after an excluded key's prefix, the last positions of any length bound.
-    key.push_back('S');
-    key.append(sig);
-  } else {
-    key.push_back('A');
-    const uint32_t local = state - g.rule_start(r);
-    put(&local, sizeof local);
-    append_context(key, r);
-    put(automaton.data(), automaton.size() * sizeof(uint32_t));
-  }
-  key.push_back(g.can_end_after(r) ? '1' : '0');
+  std::string key = automaton_mask_key(state);
   if (auto hit = SharedStateMasks::instance().find(key)) {
     ++shared_hits_;
     return hit;
@@ -220,18 +237,23 @@ bool TokenMaskCache::Impl::compose(uint32_t state, PartialMask& out) {
   const uint32_t rule = g.rule_of(state);
   const auto edges = g.rule_edges(state);
   if (edges.empty()) return false;
-  // Worth it only when some sub-rule starts with many bytes (a string body): a narrow one
-  // (whitespace, a keyword) is cheaper to walk through directly.
-  bool broad = false;
+  // Worth it when some sub-rule starts with many bytes (a string body): a narrow one
+  // (whitespace, a keyword) is cheaper to walk through directly, unless its mask is made.
+  bool broad = false, spaces = false;
   for (const auto& e : edges) {
     unsigned first = 0;
     for (const uint64_t w : g.rule_first(e.rule)) first += static_cast<unsigned>(std::popcount(w));
     broad = broad || first >= 64;
+    // Or the one call is a nullable automaton rule (whitespace) whose mask is at hand, so
+    // none is computed for it: after `{"kind":` in an anyOf of 200 objects, 200 member
+    // states walked the vocabulary's ~420 whitespace tokens each. Its t may call rules.
+    spaces = spaces || (edges.size() == 1 && g.rule_nullable(e.rule) && !g.rule_automaton_key(e.rule).empty() &&
+                        mask_at_hand(g.rule_start(e.rule)));
   }
-  if (!broad) return false;
+  if (!broad && !spaces) return false;
   for (const auto& e : edges) {
     if (g.rule_component(e.rule) == g.rule_component(rule)) return false;
-    if (g.rule_nullable(e.rule) && (e.target == state || g.rule_edges(e.target).size() > 0)) return false;
+    if (g.rule_nullable(e.rule) && (e.target == state || (broad && g.rule_edges(e.target).size() > 0))) return false;
   }
   // The sub-rules' masks first. A mask being computed (by this thread further up, or by
   // another) is not waited for: this state then takes the plain walk, so no two
@@ -251,8 +273,22 @@ bool TokenMaskCache::Impl::compose(uint32_t state, PartialMask& out) {
     // Suffixes after A completes, read on from t (a walk over the sorted suffixes).
     StateWalker w(g, limits_, e.target, vocab.max_token_bytes(), false);
     const bool t_final = g.is_final(e.target);
+    // A suffix whose first byte t cannot read fails there, and is uncertain only if t can
+    // complete the rule: otherwise the runs of such first bytes are skipped.
+    const GrammarAutomaton::ByteSet* t_first = t_final ? nullptr : w.next_bytes();
     for (size_t k = 0; k < sub.suffixes.size(); ++k) {
       const std::string& sfx = sub.suffixes[k];
+      if (t_first != nullptr) {
+        const uint8_t b = static_cast<uint8_t>(sfx[0]);
+        if (!(((*t_first)[b >> 6] >> (b & 63)) & 1)) {
+          // The first suffix after the run of first byte b.
+          k = static_cast<size_t>(std::partition_point(sub.suffixes.begin() + static_cast<ptrdiff_t>(k), sub.suffixes.end(),
+                                                       [b](const std::string& x) { return static_cast<uint8_t>(x[0]) <= b; }) -
+                                  sub.suffixes.begin()) - 1;
+          w.back_to(0);
+          continue;
+        }
+      }
       w.back_to(std::min<size_t>(w.depth(), sub.suffix_common[k]));
       while (w.depth() < sfx.size() && w.advance(static_cast<uint8_t>(sfx[w.depth()]))) {
       }
