@@ -24,12 +24,6 @@ void AutomatonAnalysis::compute_follow(GrammarAutomaton& g, uint32_t first_escap
     return n;
   };
   const uint32_t ns = g.num_states(), nr = g.num_rules();
-  auto set_range = [](Bits& b, unsigned lo, unsigned hi) {
-    for (unsigned w = lo >> 6; w <= hi >> 6; ++w) {
-      const unsigned a = std::max(lo, w * 64) & 63, z = std::min(hi, w * 64 + 63) & 63;
-      b[w] |= (z == 63 ? ~0ull : (1ull << (z + 1)) - 1) & ~((1ull << a) - 1);
-    }
-  };
   auto merge = [](Bits& into, const Bits& from) {
     bool changed = false;
     for (int i = 0; i < 4; ++i) {
@@ -83,7 +77,7 @@ void AutomatonAnalysis::compute_follow(GrammarAutomaton& g, uint32_t first_escap
   std::vector<Bits> first_slots(num_slots, Bits{});
   for (uint32_t q = 0; q < ns; ++q) {
     if (slot[q] == UINT32_MAX) continue;
-    for (const auto& e : g.byte_edges(q)) set_range(first_slots[slot[q]], e.lo, e.hi);
+    for (const auto& e : g.byte_edges(q)) GrammarAutomaton::add_byte_range(first_slots[slot[q]], e.lo, e.hi);
   }
   auto first = [&](uint32_t q) -> Bits& { return first_slots[slot[q]]; };
   // FIRST through rule edges, by a worklist: a caller is looked at again only when a
@@ -161,7 +155,7 @@ void AutomatonAnalysis::compute_follow(GrammarAutomaton& g, uint32_t first_escap
   std::vector<Bits> classes;
   for (const std::string& c : follow_classes) {
     Bits bits{};
-    for (const char ch : c) bits[static_cast<uint8_t>(ch) >> 6] |= uint64_t{1} << (static_cast<uint8_t>(ch) & 63);
+    for (const char ch : c) GrammarAutomaton::add_byte_range(bits, static_cast<uint8_t>(ch), static_cast<uint8_t>(ch));
     classes.push_back(bits);
   }
   std::sort(classes.begin(), classes.end(), [&count](const Bits& a, const Bits& b) { return count(a) < count(b); });

@@ -108,6 +108,13 @@ class GrammarAutomaton {
 
   /// 256-bit byte set.
   using ByteSet = std::array<uint64_t, 4>;
+  /// Adds the bytes lo..hi (lo <= hi) to `set`, a 64-bit word at a time.
+  static void add_byte_range(ByteSet& set, unsigned lo, unsigned hi) {
+    for (unsigned w = lo >> 6; w <= (hi >> 6); ++w) {
+      const unsigned a = w == (lo >> 6) ? (lo & 63) : 0, z = w == (hi >> 6) ? (hi & 63) : 63;
+      set[w] |= (~uint64_t{0} >> (63 - z)) & (~uint64_t{0} << a);
+    }
+  }
   /// Bytes that can come right after `rule` completes, in some context (FOLLOW set): a
   /// superset, widened to the grammar's follow_classes (Grammar::follow_classes) and, for
   /// escape rules, every byte. Used only by the token masks (uncertain or rejected tokens,

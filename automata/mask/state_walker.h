@@ -141,12 +141,7 @@ class StateWalker {
   // reads them: byte edges, the FIRST sets of rules entered (and past a nullable one), and
   // the parent's when the state can return.
   bool readable(uint32_t state, uint32_t parent, bool skip_rules, int entered, GrammarAutomaton::ByteSet& out) const {
-    for (const auto& e : g_.byte_edges(state)) {
-      for (unsigned w = e.lo >> 6; w <= (e.hi >> 6); ++w) {  // the range's bits, a word at a time
-        const unsigned lo = w == (e.lo >> 6) ? (e.lo & 63) : 0, hi = w == (e.hi >> 6) ? (e.hi & 63) : 63;
-        out[w] |= (~uint64_t{0} >> (63 - hi)) & (~uint64_t{0} << lo);
-      }
-    }
+    for (const auto& e : g_.byte_edges(state)) GrammarAutomaton::add_byte_range(out, e.lo, e.hi);
     if (!skip_rules) {
       for (const auto& r : g_.rule_edges(state)) {
         for (size_t k = 0; k < out.size(); ++k) out[k] |= g_.rule_first(r.rule)[k];

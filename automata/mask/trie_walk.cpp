@@ -26,7 +26,7 @@ bool TokenMaskCache::Impl::first_bytes(uint32_t state, bool skip_seed_rules, Gra
   const GrammarAutomaton& g = *grammar_;
   first = {};
   for (const auto& e : g.byte_edges(state)) {
-    for (unsigned b = e.lo; b <= e.hi; ++b) first[b >> 6] |= uint64_t{1} << (b & 63);
+    GrammarAutomaton::add_byte_range(first, e.lo, e.hi);
   }
   if (skip_seed_rules) return true;
   bool exact = true;
