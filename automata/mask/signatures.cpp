@@ -205,11 +205,101 @@ std::string TokenMaskCache::Impl::network_bfs(uint32_t q) const {
 // string's surrogate pairs), which for a minimal DFA names it up to isomorphism — hashed to
 // 128 bits, with the rule's FOLLOW set. A rule edge names its callee by rule_hash(). Empty
 // when more than kMaxSignatureStates states are reachable.
+//
+// Where no cycle is reachable from q (a bounded string, a pattern of counted repeats, a
+// trie of names), the hash is made bottom-up instead (acyclic_hash()): it names the same
+// walks, costs each state once for all the states above it, and has no bound on size.
 const std::string& TokenMaskCache::Impl::signature(uint32_t q) const {
   std::lock_guard lock(canonical_mutex_);
   auto [it, fresh] = signatures_.try_emplace(q);
-  if (fresh) numbered_signature(q, UINT32_MAX, 0, it->second);
+  if (!fresh) return it->second;
+  if (std::pair<uint64_t, uint64_t> h; acyclic_hash(q, h)) {
+    Digest128 d;
+    d.mix(0xDA6);  // apart from the numbered signatures' hashes
+    d.mix(h.first);
+    d.mix(h.second);
+    d.append_to(it->second);
+    append_context(it->second, grammar_->rule_of(q));
+  } else {
+    numbered_signature(q, UINT32_MAX, 0, it->second);
+  }
   return it->second;
+}
+
+// The automaton reachable from q hashed bottom-up (Merkle-style), when it has no cycle: a
+// state's hash mixes its finality, its byte edges each with its target's hash, and its rule
+// edges each with the callee's rule_hash() and the target's hash. Equal hashes, equal walks
+// from the two states, whatever the automata around them (a numbering tells isomorphic
+// automata; this also joins a chain with a copy of it). Memoized by state, so the positions
+// of a bounded string or a pattern pay for their automaton once, not once each (a numbering
+// walks all the states after q for every q). False when a cycle or a recursive callee is
+// reachable (those states are marked, and answer at once next time). Iterative depth-first
+// search. Requires canonical_mutex_.
+bool TokenMaskCache::Impl::acyclic_hash(uint32_t q, std::pair<uint64_t, uint64_t>& out) const {
+  enum : uint8_t { kUnknown, kOnPath, kDone, kCyclic };
+  const GrammarAutomaton& g = *grammar_;
+  if (acyclic_state_.size() != g.num_states()) {
+    acyclic_state_.assign(g.num_states(), kUnknown);
+    acyclic_hash_.assign(g.num_states(), {});
+  }
+  struct Frame {
+    uint32_t state, next_edge;
+  };
+  std::vector<Frame> path;
+  auto give_up = [&] {
+    for (const Frame& f : path) acyclic_state_[f.state] = kCyclic;
+    return false;
+  };
+  auto visit = [&](uint32_t t) {  // true when t's hash is known
+    switch (acyclic_state_[t]) {
+      case kDone: return true;
+      case kUnknown:
+        acyclic_state_[t] = kOnPath;
+        path.push_back({t, 0});
+        return false;
+      default: return false;  // on the path (a cycle) or past one: the caller checks
+    }
+  };
+  if (acyclic_state_[q] == kCyclic) return false;
+  if (acyclic_state_[q] != kDone) {
+    visit(q);
+    while (!path.empty()) {
+      Frame& f = path.back();
+      const uint32_t s = f.state;
+      const auto bytes = g.byte_edges(s);
+      const auto calls = g.rule_edges(s);
+      if (f.next_edge < bytes.size() + calls.size()) {
+        const bool call = f.next_edge >= bytes.size();
+        const uint32_t t = call ? calls[f.next_edge - bytes.size()].target : bytes[f.next_edge].target;
+        if (call && !rule_hash(calls[f.next_edge - bytes.size()].rule)) return give_up();
+        ++f.next_edge;
+        const uint8_t before = acyclic_state_[t];
+        if (before == kOnPath || before == kCyclic) return give_up();
+        visit(t);  // may push: `f` is not used after this
+        continue;
+      }
+      Digest128 d;
+      d.mix(g.is_final(s) ? 0xF1 : 0xF0);
+      for (const auto& e : bytes) {
+        d.mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
+        d.mix(acyclic_hash_[e.target].first);
+        d.mix(acyclic_hash_[e.target].second);
+      }
+      if (!calls.empty()) d.mix(0xED);
+      for (const auto& e : calls) {
+        d.mix(rule_hash_[e.rule].first);
+        d.mix(rule_hash_[e.rule].second);
+        d.mix(acyclic_hash_[e.target].first);
+        d.mix(acyclic_hash_[e.target].second);
+      }
+      d.mix(0xEE);
+      acyclic_hash_[s] = d.value();
+      acyclic_state_[s] = kDone;
+      path.pop_back();
+    }
+  }
+  out = acyclic_hash_[q];
+  return true;
 }
 
 // signature() cut at kShortTokenBytes: what a walk of a token of at most kShortTokenBytes

@@ -3,6 +3,7 @@
 // on every real vocabulary and every llama.cpp grammar.
 #include <algorithm>
 #include <random>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -432,6 +433,58 @@ TEST(MaskPropertySchemas, BoundedStringsShareTheLoopsSegmentsExactly) {
   }
   std::printf("[ property ] bounded strings after the loop: %zu masks equal to brute force\n", masks);
   EXPECT_GT(masks, 300u);
+}
+
+// An automaton with no cycle (a pattern of counted repeats, a bounded string) is signed
+// bottom-up, each state once, with no bound on its size. Two grammars whose patterns differ
+// in their first letter only reach, after it, the same automaton of 2,201 states (past
+// the 2,048 a numbered signature covers): the second grammar takes that state's mask from
+// the first, and masks equal brute force along walks of both.
+TEST(MaskPropertySchemas, LargeAcyclicAutomataShareMasksAcrossGrammars) {
+  const std::vector<std::string> tokens = {"</s>", "\"", "x", "y", "a", "b", "c", "d", "ab", "cd", "abcd",
+                                           "cdab", "b\"", "d\"", "\"x", "\"y", "xab", "ycd"};
+  const std::vector<TokenKind> kinds(tokens.size(), TokenKind::kText);
+  const auto vocab = std::make_shared<Vocabulary>(tokens, kinds, std::vector<int32_t>{0});
+  auto compile = [](char first) {
+    const std::string pattern = fmt::format("^{}(ab|cd){{0,1100}}$", first);
+    return GrammarAutomaton::compile(compile_json_schema(nlohmann::ordered_json{{"type", "string"}, {"pattern", pattern}}).grammar);
+  };
+  const auto gx = compile('x'), gy = compile('y');
+  auto cx = std::make_shared<TokenMaskCache>(gx, vocab);
+  auto cy = std::make_shared<TokenMaskCache>(gy, vocab);
+  // The mask after the first letter, and what computing it cost the cache (walks, masks
+  // taken from the process-wide cache).
+  auto mask_after = [&](const std::shared_ptr<TokenMaskCache>& cache, int32_t id, size_t& walks, size_t& shared) {
+    EarleyMatcher m(cache);
+    EXPECT_TRUE(m.accept_token(id));
+    const TokenMaskCache::Stats before = cache->stats();
+    std::vector<uint32_t> mask(vocab->bitmask_words());
+    m.fill_next_token_bitmask(mask);
+    walks = cache->stats().computations - before.computations;
+    shared = cache->stats().shared - before.shared;
+    return mask;
+  };
+  // Besides the pattern's state, the matcher asks for the state of the grammar rule that
+  // calls the string (its own in each grammar).
+  size_t walks_x = 0, shared_x = 0, walks_y = 0, shared_y = 0;
+  const std::vector<uint32_t> after_x = mask_after(cx, 14, walks_x, shared_x);  // "x
+  const std::vector<uint32_t> after_y = mask_after(cy, 15, walks_y, shared_y);  // "y
+  EXPECT_EQ(shared_x, 0u);
+  EXPECT_EQ(shared_y, 1u);
+  EXPECT_EQ(walks_y + 1, walks_x);
+  EXPECT_EQ(after_x, after_y);
+  std::mt19937 rng(2201);
+  size_t masks = 0;
+  for (const auto& [g, cache, first] : {std::tuple{gx, cx, 'x'}, std::tuple{gy, cy, 'y'}}) {
+    for (int walk = 0; walk < 4; ++walk) {
+      std::string text = fmt::format("\"{}", first);
+      for (int i = 0; i < 30; ++i) text += rng() % 2 ? "ab" : "cd";
+      masks += check_spelled_walk(g, vocab, rng, text + "\"", cache);
+    }
+    masks += check_random_walk(g, vocab, rng, 40, cache, false);
+  }
+  std::printf("[ property ] large acyclic automata: %zu masks equal to brute force\n", masks);
+  EXPECT_GT(masks, 100u);
 }
 
 INSTANTIATE_TEST_SUITE_P(RealVocabularies, SurrogatePairMasks,
