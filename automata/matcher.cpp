@@ -302,9 +302,15 @@ void EarleyMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
                                             words.size(), n_words));
   }
   ++counters_.masks;
-  std::fill(words.begin(), words.end(), 0u);
-  if (terminated_) return;
+  // Words past the vocabulary's are cleared here; the mask's own are written whole below (a
+  // configuration's copy, or cleared before they are composed), not cleared first and then
+  // overwritten: 16 KB for Llama 3, about a tenth of a mask found among the configurations.
+  std::fill(words.begin() + static_cast<ptrdiff_t>(n_words), words.end(), 0u);
   const std::span<uint32_t> mask = words.first(n_words);
+  if (terminated_) {
+    std::fill(mask.begin(), mask.end(), 0u);
+    return;
+  }
 
   collect_kernel();
   ConfigurationCache& configurations = cache_->configurations();
@@ -314,6 +320,7 @@ void EarleyMatcher::fill_next_token_bitmask(std::span<uint32_t> words) {
     ++counters_.configuration_hits;
     std::copy(hit->begin(), hit->end(), mask.begin());
   } else {
+    std::fill(mask.begin(), mask.end(), 0u);
     compose(kernel_, mask);
     if (parser_.accepting()) {
       for (int32_t id : vocab.eog_ids()) set_bit(mask, static_cast<size_t>(id));
