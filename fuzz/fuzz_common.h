@@ -126,8 +126,10 @@ inline void remove_scratch() {
   if (!scratch_dir().empty()) rmdir(scratch_dir().c_str());
 }
 
-/// A file in a private temporary folder (removed at exit) that holds the current input,
-/// for loaders that read paths. `name` is the file's name (loaders look at extensions).
+/// A file in a private temporary folder (under $TMPDIR, removed at exit) that holds the
+/// current input, for loaders that read paths. `name` is the file's name (loaders look at
+/// extensions). libFuzzer's fork mode ends its jobs without exit handlers: fuzz/run.sh
+/// points $TMPDIR at a folder of the build that it removes after each target.
 inline const std::string& write_scratch_file(std::string_view name, const uint8_t* data, size_t size) {
   static const std::string& dir = scratch_dir() = [] {
     const char* tmp = std::getenv("TMPDIR");

@@ -6,7 +6,8 @@
 # (fuzz_seeds, into BUILD_DIR/seeds).
 # A target keeps fuzzing after a crash, timeout or out-of-memory (fork mode); each such
 # input is saved in BUILD_DIR/crashes/<target>/, and the script fails when a run added any.
-# Logs: BUILD_DIR/logs/<target>.log. Extra libFuzzer flags: $FUZZ_FLAGS.
+# Logs: BUILD_DIR/logs/<target>.log; temporary files in BUILD_DIR/scratch/<target> during the
+# run. Extra libFuzzer flags: $FUZZ_FLAGS.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd)
@@ -51,12 +52,18 @@ for t in "${targets[@]}"; do
   mkdir -p "$build/corpus/$t" "$build/crashes/$t" "$build/logs"
   before=$(find "$build/crashes/$t" -type f ! -name 'slow-unit-*' | wc -l)
   echo "fuzz: $t for ${seconds}s"
+  # Temporary files (a loader's scratch copy of the input, libFuzzer's own) go to a folder of
+  # the build, removed after the run: fork mode ends its jobs without the exit handlers that
+  # would remove a scratch folder in /tmp.
+  scratch="$build/scratch/$t"
+  rm -rf "$scratch" && mkdir -p "$scratch"
   # shellcheck disable=SC2086
-  "$build/fuzz/$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+  TMPDIR="$scratch" "$build/fuzz/$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
     -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -max_len="$max_len" \
     -artifact_prefix="$build/crashes/$t/" -print_final_stats=1 "${dict[@]}" ${FUZZ_FLAGS:-} \
     "$build/corpus/$t" "${existing[@]}" > "$build/logs/$t.log" 2>&1
   status=$?
+  rm -rf "$scratch"
   after=$(find "$build/crashes/$t" -type f ! -name 'slow-unit-*' | wc -l)
   grep -E '^#[0-9]+: cov:' "$build/logs/$t.log" | tail -1 | sed "s/^/fuzz: $t /"
   if [ "$after" -gt "$before" ] || [ $status -ne 0 ]; then
