@@ -89,7 +89,8 @@ struct TokenMaskCache::Impl {
   // a loop and a chain unrolling it far from its end have the same one.
   const std::string& bounded_signature(uint32_t state) const;
   bool numbered_signature(uint32_t state, uint32_t frontier, uint64_t tag, std::string& sig) const;
-  bool acyclic_hash(uint32_t state, std::pair<uint64_t, uint64_t>& out) const;
+  enum class Acyclic : uint8_t { kHashed, kCyclic, kNotYet };
+  Acyclic acyclic_hash(uint32_t state, std::pair<uint64_t, uint64_t>& out) const;
   struct ShapeSet {
     std::vector<uint64_t> shapes;  // sorted, distinct
     uint64_t hash = 0;
@@ -135,9 +136,13 @@ struct TokenMaskCache::Impl {
   mutable size_t segment_entries_ = 0;
   mutable std::vector<std::pair<uint64_t, uint64_t>> rule_hash_;  // by rule, under canonical_mutex_
   mutable std::vector<uint8_t> rule_hash_state_;
-  // acyclic_hash()'s memo by state, under canonical_mutex_ (allocated on first use).
-  mutable std::vector<std::pair<uint64_t, uint64_t>> acyclic_hash_;
-  mutable std::vector<uint8_t> acyclic_state_;
+  // acyclic_hash()'s memo, by rule (made on its first use) and state within the rule, under
+  // canonical_mutex_.
+  struct AcyclicMemo {
+    std::vector<std::pair<uint64_t, uint64_t>> hash;
+    std::vector<uint8_t> state;
+  };
+  mutable std::unordered_map<uint32_t, AcyclicMemo> acyclic_;
   // Both signatures' memo and scratch (CanonicalNumbering in signatures.cpp), under one mutex.
   mutable std::mutex canonical_mutex_;
   mutable std::unordered_map<uint32_t, std::string> signatures_;

@@ -27,6 +27,16 @@ enum RuleHashState : uint8_t { kHashUnknown, kHashInProgress, kHashDone, kHashNo
 // that recur across schemas (a member rule and the value rules it calls) are far smaller.
 constexpr size_t kMaxHashedStates = 8192;
 
+// States an automaton-rule signature covers (numbered from the state; hashed bottom-up, the
+// states not hashed before): up to a bounded string of ~128 code points (a JSON string
+// automaton spends ~14 states on a code point), whose positions then share masks across
+// every length bound.
+constexpr size_t kMaxSignatureStates = 2048;
+
+// States acyclic_hash() hashes in one call at most (those of a pattern of a few thousand
+// names, a bounded string of ~500 code points): a mask pays at most this for its key.
+constexpr size_t kMaxAcyclicStatesPerCall = 8192;
+
 // Breadth-first numbering of the states reachable from a start state, hashed to 128 bits as
 // it goes: the canonical form behind both state signatures. The per-state index array is
 // reused across calls; each call marks its entries with a fresh stamp instead of clearing.
@@ -208,20 +218,28 @@ std::string TokenMaskCache::Impl::network_bfs(uint32_t q) const {
 //
 // Where no cycle is reachable from q (a bounded string, a pattern of counted repeats, a
 // trie of names), the hash is made bottom-up instead (acyclic_hash()): it names the same
-// walks, costs each state once for all the states above it, and has no bound on size.
+// walks and costs each state once for all the states above it, whatever the size of the
+// automaton after it.
 const std::string& TokenMaskCache::Impl::signature(uint32_t q) const {
   std::lock_guard lock(canonical_mutex_);
   auto [it, fresh] = signatures_.try_emplace(q);
   if (!fresh) return it->second;
-  if (std::pair<uint64_t, uint64_t> h; acyclic_hash(q, h)) {
-    Digest128 d;
-    d.mix(0xDA6);  // apart from the numbered signatures' hashes
-    d.mix(h.first);
-    d.mix(h.second);
-    d.append_to(it->second);
-    append_context(it->second, grammar_->rule_of(q));
-  } else {
-    numbered_signature(q, UINT32_MAX, 0, it->second);
+  std::pair<uint64_t, uint64_t> h;
+  switch (acyclic_hash(q, h)) {
+    case Acyclic::kHashed: {
+      Digest128 d;
+      d.mix(0xDA6);  // apart from the numbered signatures' hashes
+      d.mix(h.first);
+      d.mix(h.second);
+      d.append_to(it->second);
+      append_context(it->second, grammar_->rule_of(q));
+      break;
+    }
+    case Acyclic::kCyclic:
+      numbered_signature(q, UINT32_MAX, 0, it->second);
+      break;
+    case Acyclic::kNotYet:
+      break;  // more than kMaxSignatureStates states after q: a numbering gives up too
   }
   return it->second;
 }
@@ -232,74 +250,77 @@ const std::string& TokenMaskCache::Impl::signature(uint32_t q) const {
 // from the two states, whatever the automata around them (a numbering tells isomorphic
 // automata; this also joins a chain with a copy of it). Memoized by state, so the positions
 // of a bounded string or a pattern pay for their automaton once, not once each (a numbering
-// walks all the states after q for every q). False when a cycle or a recursive callee is
-// reachable (those states are marked, and answer at once next time). Iterative depth-first
-// search. Requires canonical_mutex_.
-bool TokenMaskCache::Impl::acyclic_hash(uint32_t q, std::pair<uint64_t, uint64_t>& out) const {
-  enum : uint8_t { kUnknown, kOnPath, kDone, kCyclic };
+// walks all the states after q for every q), and a state of any size gets a key. kCyclic
+// when a cycle or a recursive callee is reachable (those states are marked, and answer at
+// once next time). kNotYet when more than kMaxAcyclicStatesPerCall states not hashed before
+// are reachable: the states hashed are kept and the next call goes on from them, so an
+// automaton of 10^5 states (an enum of 50,000 strings) is hashed over several masks, none
+// paying for all of it. The walk stays in q's rule (rule edges return to it), so the memo
+// is allocated per rule. Iterative depth-first search. Requires canonical_mutex_.
+TokenMaskCache::Impl::Acyclic TokenMaskCache::Impl::acyclic_hash(uint32_t q, std::pair<uint64_t, uint64_t>& out) const {
+  enum : uint8_t { kUnknown, kOnPath, kDone, kCycle };
   const GrammarAutomaton& g = *grammar_;
-  if (acyclic_state_.size() != g.num_states()) {
-    acyclic_state_.assign(g.num_states(), kUnknown);
-    acyclic_hash_.assign(g.num_states(), {});
+  const uint32_t rule = g.rule_of(q), base = g.rule_start(rule);
+  AcyclicMemo& memo = acyclic_[rule];
+  if (memo.state.empty()) {
+    memo.state.assign(g.rule_end(rule) - base, kUnknown);
+    memo.hash.resize(memo.state.size());
   }
+  auto state = [&](uint32_t s) -> uint8_t& { return memo.state[s - base]; };
+  auto hash = [&](uint32_t s) -> std::pair<uint64_t, uint64_t>& { return memo.hash[s - base]; };
   struct Frame {
     uint32_t state, next_edge;
   };
   std::vector<Frame> path;
-  auto give_up = [&] {
-    for (const Frame& f : path) acyclic_state_[f.state] = kCyclic;
-    return false;
+  size_t entered = 0;
+  auto give_up = [&](uint8_t mark) {
+    for (const Frame& f : path) state(f.state) = mark;
+    return mark == kCycle ? Acyclic::kCyclic : Acyclic::kNotYet;
   };
-  auto visit = [&](uint32_t t) {  // true when t's hash is known
-    switch (acyclic_state_[t]) {
-      case kDone: return true;
-      case kUnknown:
-        acyclic_state_[t] = kOnPath;
-        path.push_back({t, 0});
-        return false;
-      default: return false;  // on the path (a cycle) or past one: the caller checks
-    }
+  auto enter = [&](uint32_t s) {
+    state(s) = kOnPath;
+    path.push_back({s, 0});
+    ++entered;
   };
-  if (acyclic_state_[q] == kCyclic) return false;
-  if (acyclic_state_[q] != kDone) {
-    visit(q);
-    while (!path.empty()) {
-      Frame& f = path.back();
-      const uint32_t s = f.state;
-      const auto bytes = g.byte_edges(s);
-      const auto calls = g.rule_edges(s);
-      if (f.next_edge < bytes.size() + calls.size()) {
-        const bool call = f.next_edge >= bytes.size();
-        const uint32_t t = call ? calls[f.next_edge - bytes.size()].target : bytes[f.next_edge].target;
-        if (call && !rule_hash(calls[f.next_edge - bytes.size()].rule)) return give_up();
-        ++f.next_edge;
-        const uint8_t before = acyclic_state_[t];
-        if (before == kOnPath || before == kCyclic) return give_up();
-        visit(t);  // may push: `f` is not used after this
-        continue;
-      }
-      Digest128 d;
-      d.mix(g.is_final(s) ? 0xF1 : 0xF0);
-      for (const auto& e : bytes) {
-        d.mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
-        d.mix(acyclic_hash_[e.target].first);
-        d.mix(acyclic_hash_[e.target].second);
-      }
-      if (!calls.empty()) d.mix(0xED);
-      for (const auto& e : calls) {
-        d.mix(rule_hash_[e.rule].first);
-        d.mix(rule_hash_[e.rule].second);
-        d.mix(acyclic_hash_[e.target].first);
-        d.mix(acyclic_hash_[e.target].second);
-      }
-      d.mix(0xEE);
-      acyclic_hash_[s] = d.value();
-      acyclic_state_[s] = kDone;
-      path.pop_back();
+  if (state(q) == kCycle) return Acyclic::kCyclic;
+  if (state(q) == kUnknown) enter(q);
+  while (!path.empty()) {
+    if (entered > kMaxAcyclicStatesPerCall) return give_up(kUnknown);
+    Frame& f = path.back();
+    const uint32_t s = f.state;
+    const auto bytes = g.byte_edges(s);
+    const auto calls = g.rule_edges(s);
+    if (f.next_edge < bytes.size() + calls.size()) {
+      const bool call = f.next_edge >= bytes.size();
+      const uint32_t t = call ? calls[f.next_edge - bytes.size()].target : bytes[f.next_edge].target;
+      if (call && !rule_hash(calls[f.next_edge - bytes.size()].rule)) return give_up(kCycle);
+      ++f.next_edge;
+      const uint8_t seen = state(t);
+      if (seen == kOnPath || seen == kCycle) return give_up(kCycle);
+      if (seen == kUnknown) enter(t);  // `f` is not used after this
+      continue;
     }
+    Digest128 d;
+    d.mix(g.is_final(s) ? 0xF1 : 0xF0);
+    for (const auto& e : bytes) {
+      d.mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
+      d.mix(hash(e.target).first);
+      d.mix(hash(e.target).second);
+    }
+    if (!calls.empty()) d.mix(0xED);
+    for (const auto& e : calls) {
+      d.mix(rule_hash_[e.rule].first);
+      d.mix(rule_hash_[e.rule].second);
+      d.mix(hash(e.target).first);
+      d.mix(hash(e.target).second);
+    }
+    d.mix(0xEE);
+    hash(s) = d.value();
+    state(s) = kDone;
+    path.pop_back();
   }
-  out = acyclic_hash_[q];
-  return true;
+  out = hash(q);
+  return Acyclic::kHashed;
 }
 
 // signature() cut at kShortTokenBytes: what a walk of a token of at most kShortTokenBytes
@@ -505,9 +526,6 @@ const std::string& TokenMaskCache::Impl::bounded_signature(uint32_t q) const {
 // the breadth-first numbering keep only their finality. True when one of those has edges
 // (the automaton goes on past the frontier). Requires canonical_mutex_.
 bool TokenMaskCache::Impl::numbered_signature(uint32_t q, uint32_t frontier, uint64_t tag, std::string& sig) const {
-  // Up to a bounded string of ~128 code points (a JSON string automaton spends ~14 states on
-  // a code point): their positions then share masks across every length bound.
-  static constexpr size_t kMaxSignatureStates = 2048;
   const GrammarAutomaton& g = *grammar_;
   // A callee not hashed yet is hashed outside the walk (rule_hash() uses the same scratch),
   // and the walk starts over.
