@@ -36,6 +36,11 @@ constexpr size_t kMaxSignatureStates = 2048;
 // States acyclic_hash() hashes in one call at most (those of a pattern of a few thousand
 // names, a bounded string of ~500 code points): a mask pays at most this for its key.
 constexpr size_t kMaxAcyclicStatesPerCall = 8192;
+// Rules acyclic_hash() takes at all. Past this (an enum of 50,000 strings is one automaton
+// of ~10^5 states) the states a walk asks about are spread over the automaton, so calls kept
+// stopping at kMaxAcyclicStatesPerCall, several per mask (0.6-1.1 ms more on masks inside
+// such an enum); those rules are numbered as before, which gives up sooner.
+constexpr size_t kMaxAcyclicRuleStates = 4 * kMaxAcyclicStatesPerCall;
 
 // Breadth-first numbering of the states reachable from a start state, hashed to 128 bits as
 // it goes: the canonical form behind both state signatures. The per-state index array is
@@ -252,15 +257,16 @@ const std::string& TokenMaskCache::Impl::signature(uint32_t q) const {
 // of a bounded string or a pattern pay for their automaton once, not once each (a numbering
 // walks all the states after q for every q), and a state of any size gets a key. kCyclic
 // when a cycle or a recursive callee is reachable (those states are marked, and answer at
-// once next time). kNotYet when more than kMaxAcyclicStatesPerCall states not hashed before
-// are reachable: the states hashed are kept and the next call goes on from them, so an
-// automaton of 10^5 states (an enum of 50,000 strings) is hashed over several masks, none
-// paying for all of it. The walk stays in q's rule (rule edges return to it), so the memo
+// once next time), and for a rule of more than kMaxAcyclicRuleStates states. kNotYet when
+// more than kMaxAcyclicStatesPerCall states not hashed before are reachable: the states
+// hashed are kept and the next call goes on from them, so no mask pays for a whole large
+// automaton. The walk stays in q's rule (rule edges return to it), so the memo
 // is allocated per rule. Iterative depth-first search. Requires canonical_mutex_.
 TokenMaskCache::Impl::Acyclic TokenMaskCache::Impl::acyclic_hash(uint32_t q, std::pair<uint64_t, uint64_t>& out) const {
   enum : uint8_t { kUnknown, kOnPath, kDone, kCycle };
   const GrammarAutomaton& g = *grammar_;
   const uint32_t rule = g.rule_of(q), base = g.rule_start(rule);
+  if (g.rule_end(rule) - base > kMaxAcyclicRuleStates) return Acyclic::kCyclic;  // numbered, as before
   AcyclicMemo& memo = acyclic_[rule];
   if (memo.state.empty()) {
     memo.state.assign(g.rule_end(rule) - base, kUnknown);
