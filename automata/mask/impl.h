@@ -89,7 +89,7 @@ struct TokenMaskCache::Impl {
   // a loop and a chain unrolling it far from its end have the same one.
   const std::string& bounded_signature(uint32_t state) const;
   bool numbered_signature(uint32_t state, uint32_t frontier, uint64_t tag, std::string& sig) const;
-  enum class Acyclic : uint8_t { kHashed, kCyclic, kNotYet };
+  enum class Acyclic : uint8_t { kHashed, kNumbered, kNotYet };
   Acyclic acyclic_hash(uint32_t state, std::pair<uint64_t, uint64_t>& out) const;
   struct ShapeSet {
     std::vector<uint64_t> shapes;  // sorted, distinct

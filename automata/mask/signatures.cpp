@@ -27,10 +27,9 @@ enum RuleHashState : uint8_t { kHashUnknown, kHashInProgress, kHashDone, kHashNo
 // that recur across schemas (a member rule and the value rules it calls) are far smaller.
 constexpr size_t kMaxHashedStates = 8192;
 
-// States an automaton-rule signature covers (numbered from the state; hashed bottom-up, the
-// states not hashed before): up to a bounded string of ~128 code points (a JSON string
-// automaton spends ~14 states on a code point), whose positions then share masks across
-// every length bound.
+// States a numbered automaton-rule signature covers: up to a bounded string of ~128 code
+// points (a JSON string automaton spends ~14 states on a code point), whose positions then
+// share masks across every length bound.
 constexpr size_t kMaxSignatureStates = 2048;
 
 // States acyclic_hash() hashes in one call at most (those of a pattern of a few thousand
@@ -77,6 +76,35 @@ class CanonicalNumbering {
   const uint64_t stamp_;
   Digest128 digest_;
 };
+
+// A state's hash from the hashes of the states after it (Merkle-style), as acyclic_hash()
+// and bounded_signature() make them: its finality, then (with `edges`) each byte edge's
+// range with target(its target), and each rule edge's callee (callee(rule), the callee's
+// rule_hash()) with target(its return state).
+template <typename Target, typename Callee>
+std::pair<uint64_t, uint64_t> merkle_state(const GrammarAutomaton& g, uint32_t s, bool edges, Target&& target,
+                                           Callee&& callee) {
+  Digest128 d;
+  d.mix(g.is_final(s) ? 0xF1 : 0xF0);
+  if (!edges) return d.value();
+  for (const auto& e : g.byte_edges(s)) {
+    const auto t = target(e.target);
+    d.mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
+    d.mix(t.first);
+    d.mix(t.second);
+  }
+  if (!g.rule_edges(s).empty()) d.mix(0xED);
+  for (const auto& e : g.rule_edges(s)) {
+    const auto h = callee(e.rule);
+    const auto t = target(e.target);
+    d.mix(h.first);
+    d.mix(h.second);
+    d.mix(t.first);
+    d.mix(t.second);
+  }
+  d.mix(0xEE);
+  return d.value();
+}
 
 }  // namespace
 
@@ -240,11 +268,11 @@ const std::string& TokenMaskCache::Impl::signature(uint32_t q) const {
       append_context(it->second, grammar_->rule_of(q));
       break;
     }
-    case Acyclic::kCyclic:
+    case Acyclic::kNumbered:
       numbered_signature(q, UINT32_MAX, 0, it->second);
       break;
     case Acyclic::kNotYet:
-      break;  // more than kMaxSignatureStates states after q: a numbering gives up too
+      break;  // more than kMaxAcyclicStatesPerCall states after q: a numbering gives up too
   }
   return it->second;
 }
@@ -255,8 +283,8 @@ const std::string& TokenMaskCache::Impl::signature(uint32_t q) const {
 // from the two states, whatever the automata around them (a numbering tells isomorphic
 // automata; this also joins a chain with a copy of it). Memoized by state, so the positions
 // of a bounded string or a pattern pay for their automaton once, not once each (a numbering
-// walks all the states after q for every q), and a state of any size gets a key. kCyclic
-// when a cycle or a recursive callee is reachable (those states are marked, and answer at
+// walks all the states after q for every q), and a state of any size gets a key. kNumbered
+// (a numbering signs q instead) when a cycle or a recursive callee is reachable (those states are marked, and answer at
 // once next time), and for a rule of more than kMaxAcyclicRuleStates states. kNotYet when
 // more than kMaxAcyclicStatesPerCall states not hashed before are reachable: the states
 // hashed are kept and the next call goes on from them, so no mask pays for a whole large
@@ -266,7 +294,7 @@ TokenMaskCache::Impl::Acyclic TokenMaskCache::Impl::acyclic_hash(uint32_t q, std
   enum : uint8_t { kUnknown, kOnPath, kDone, kCycle };
   const GrammarAutomaton& g = *grammar_;
   const uint32_t rule = g.rule_of(q), base = g.rule_start(rule);
-  if (g.rule_end(rule) - base > kMaxAcyclicRuleStates) return Acyclic::kCyclic;  // numbered, as before
+  if (g.rule_end(rule) - base > kMaxAcyclicRuleStates) return Acyclic::kNumbered;  // numbered, as before
   AcyclicMemo& memo = acyclic_[rule];
   if (memo.state.empty()) {
     memo.state.assign(g.rule_end(rule) - base, kUnknown);
@@ -281,14 +309,14 @@ TokenMaskCache::Impl::Acyclic TokenMaskCache::Impl::acyclic_hash(uint32_t q, std
   size_t entered = 0;
   auto give_up = [&](uint8_t mark) {
     for (const Frame& f : path) state(f.state) = mark;
-    return mark == kCycle ? Acyclic::kCyclic : Acyclic::kNotYet;
+    return mark == kCycle ? Acyclic::kNumbered : Acyclic::kNotYet;
   };
   auto enter = [&](uint32_t s) {
     state(s) = kOnPath;
     path.push_back({s, 0});
     ++entered;
   };
-  if (state(q) == kCycle) return Acyclic::kCyclic;
+  if (state(q) == kCycle) return Acyclic::kNumbered;
   if (state(q) == kUnknown) enter(q);
   while (!path.empty()) {
     if (entered > kMaxAcyclicStatesPerCall) return give_up(kUnknown);
@@ -306,22 +334,7 @@ TokenMaskCache::Impl::Acyclic TokenMaskCache::Impl::acyclic_hash(uint32_t q, std
       if (seen == kUnknown) enter(t);  // `f` is not used after this
       continue;
     }
-    Digest128 d;
-    d.mix(g.is_final(s) ? 0xF1 : 0xF0);
-    for (const auto& e : bytes) {
-      d.mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
-      d.mix(hash(e.target).first);
-      d.mix(hash(e.target).second);
-    }
-    if (!calls.empty()) d.mix(0xED);
-    for (const auto& e : calls) {
-      d.mix(rule_hash_[e.rule].first);
-      d.mix(rule_hash_[e.rule].second);
-      d.mix(hash(e.target).first);
-      d.mix(hash(e.target).second);
-    }
-    d.mix(0xEE);
-    hash(s) = d.value();
+    hash(s) = merkle_state(g, s, true, hash, [&](uint32_t r) { return rule_hash_[r]; });  // callees hashed above
     state(s) = kDone;
     path.pop_back();
   }
@@ -483,33 +496,14 @@ const std::string& TokenMaskCache::Impl::bounded_signature(uint32_t q) const {
   auto node = [&](auto&& self, uint32_t s, uint32_t r) -> std::pair<uint64_t, uint64_t> {
     const uint64_t key = uint64_t{s} << 5 | r;
     if (auto m = memo.find(key); m != memo.end()) return m->second;
-    Digest128 d;
-    d.mix(g.is_final(s) ? 0xF1 : 0xF0);
-    if (r > 0 && !failed) {
-      for (const auto& e : g.byte_edges(s)) {
-        const auto t = self(self, e.target, r - 1);
-        d.mix(static_cast<uint32_t>(e.lo) << 8 | e.hi);
-        d.mix(t.first);
-        d.mix(t.second);
-      }
-      if (!g.rule_edges(s).empty()) d.mix(0xED);
-      for (const auto& e : g.rule_edges(s)) {
-        const auto* callee = rule_hash(e.rule);
-        if (!callee) {
-          failed = true;
-          break;
-        }
-        const auto h = *callee;  // rule_hash() may grow its table
-        const auto t = self(self, e.target, r - 1);
-        d.mix(h.first);
-        d.mix(h.second);
-        d.mix(t.first);
-        d.mix(t.second);
-      }
-      d.mix(0xEE);
-    }
-    memo.emplace(key, d.value());
-    return d.value();
+    // Every callee hashed first: rule_hash() may grow its table, and a recursive one means
+    // no signature.
+    for (const auto& e : g.rule_edges(s)) failed = failed || (r > 0 && !rule_hash(e.rule));
+    const auto h = merkle_state(
+        g, s, r > 0 && !failed, [&](uint32_t t) { return self(self, t, r - 1); },
+        [&](uint32_t rule) { return rule_hash_[rule]; });
+    memo.emplace(key, h);
+    return h;
   };
   const auto h = node(node, q, kDepth);
   if (failed) {  // no signature; the pairs hashed meanwhile may be partial
