@@ -123,6 +123,12 @@ class GrammarBuilder {
   // ---- lists
 
   Expr list_expr(const Machine& m, const Pieces& p, const std::string& hint);
+  // The separator `sep` (whitespace, comma, whitespace; or a pretty layout's comma and
+  // indent) as a reference to one rule per distinct separator. A member machine's states
+  // each begin with it: a reference is one node where the separator is four, and every
+  // pass over the grammar reads each node. The compiler substitutes the rule back, so the
+  // automata are the ones the separator written out gives.
+  Expr sep_ref(const Expr& sep);
 
   // Keeps only states that can still reach an accepting one; renumbers from 0.
   static Machine prune(Machine m);
@@ -183,6 +189,7 @@ class GrammarBuilder {
   std::unordered_map<std::string, DfaPtr> literal_keys_;
   std::unordered_map<std::string, std::pair<DfaPtr, DfaPtr>> name_sets_;  // names_dfa: (trie, complement)
   std::unordered_map<std::string, uint32_t> member_rules_;
+  std::vector<std::pair<Expr, uint32_t>> sep_rules_;  // sep_ref: separator → its rule
   std::unordered_map<uint64_t, std::vector<uint32_t>> bodies_;  // hash_cons: body hash → rules
   std::vector<uint32_t> alias_;                                // hash_cons: rule → its representative
 };

@@ -171,6 +171,7 @@ Expr GrammarBuilder::norm_expr(const Norm& n, uint32_t depth, const std::string&
 Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::string& hint) {
   // A(s): after at least one element, in state s.
   std::vector<int64_t> after(m.moves.size(), -1);
+  const Expr sep = m.moves.size() > 2 && p.sep.kind == Expr::Kind::kSequence ? sep_ref(p.sep) : p.sep;
   std::function<Expr(uint32_t)> A = [&](uint32_t s) -> Expr {
     if (after[s] >= 0) return Expr::rule_ref(static_cast<uint32_t>(after[s]));
     std::vector<Expr> loops, exits, onward;
@@ -185,9 +186,9 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
     // The separator once, before the choice of the next element: a member machine has
     // 2^q states with up to q moves each, and every expression node is paid for in each
     // pass over the grammar (the rule automaton is the same either way).
-    if (!onward.empty()) exits.push_back(seq_of(p.sep, Expr::choice(std::move(onward))));
+    if (!onward.empty()) exits.push_back(seq_of(sep, Expr::choice(std::move(onward))));
     std::vector<Expr> body;
-    if (!loops.empty()) body.push_back(Expr::repeat(seq_of(p.sep, Expr::choice(std::move(loops))), 0, kUnbounded));
+    if (!loops.empty()) body.push_back(Expr::repeat(seq_of(sep, Expr::choice(std::move(loops))), 0, kUnbounded));
     body.push_back(exits.empty() ? never() : Expr::choice(std::move(exits)));
     // A state stays a rule of its own: inlined, each state's automaton would copy the states
     // after it (up to the inlining budget), multiplying a member machine's 2^q states.
@@ -201,6 +202,15 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
   if (m.accepting[0]) alts.push_back(p.empty);
   if (!first.empty()) alts.push_back(seq_of(p.open, Expr::choice(std::move(first)), p.close));
   return alts.empty() ? never() : Expr::choice(std::move(alts));
+}
+
+Expr GrammarBuilder::sep_ref(const Expr& sep) {
+  const RuleCanon same = [](uint32_t r) { return r; };
+  for (const auto& [e, rule] : sep_rules_) {
+    if (expr_identical(e, sep, same)) return Expr::rule_ref(rule);
+  }
+  sep_rules_.emplace_back(sep, add_rule("sep", sep));
+  return Expr::rule_ref(sep_rules_.back().second);
 }
 
 Machine GrammarBuilder::prune(Machine m) {

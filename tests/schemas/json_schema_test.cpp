@@ -107,6 +107,47 @@ TEST(JsonSchema, TrackedRequiredNamesAreNotReadTwice) {
   EXPECT_FALSE(d.accepts(R"({"a":1,"b":2,"b":3})"));
 }
 
+// A member machine's states each begin with the separator: they refer to one rule holding
+// it (a node where the written-out separator is four, in every pass over the grammar), and
+// the compiler substitutes that rule back, so no automaton calls it.
+TEST(JsonSchema, MemberMachineStatesShareOneSeparatorRule) {
+  std::vector<std::string> names;
+  const ojson schema = required_integers(4, "r", names);
+  JsonSchemaOptions any;
+  any.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+  const Compiled c = compile(schema.dump(), any);
+  const Grammar& g = c.schema.grammar;
+  std::vector<uint32_t> seps;
+  for (uint32_t r = 0; r < g.rules.size(); ++r) {
+    if (g.rules[r].name.rfind("sep-", 0) == 0) seps.push_back(r);
+  }
+  ASSERT_EQ(seps.size(), 1u);
+  const Expr& sep = g.rules[seps[0]].body;
+  ASSERT_EQ(sep.kind, Expr::Kind::kSequence);
+  ASSERT_EQ(sep.children.size(), 3u);
+  EXPECT_EQ(sep.children[1].bytes, ",");
+  size_t states = 0, starting_with_sep = 0;
+  for (const Rule& rule : g.rules) {
+    if (rule.name.find("members-s") == std::string::npos) continue;
+    ++states;
+    const Expr* first = &rule.body;
+    while (first->kind == Expr::Kind::kSequence || first->kind == Expr::Kind::kChoice) first = &first->children[0];
+    if (first->kind == Expr::Kind::kRuleRef && first->rule == seps[0]) ++starting_with_sep;
+  }
+  EXPECT_GE(states, 14u);  // 2^4 sets of names read, less the empty one and the full one's exit
+  EXPECT_EQ(starting_with_sep, states - 1);  // all but the state after the last name
+  for (uint32_t q = 0; q < c.grammar->num_states(); ++q) {
+    for (const auto& e : c.grammar->rule_edges(q)) EXPECT_NE(e.rule, seps[0]) << "state " << q;
+  }
+  EXPECT_TRUE(c.accepts(R"({ "r2" : 1 ,"r0":2,  "r3":3 , "r1":4 })"));
+  EXPECT_FALSE(c.accepts(R"({ "r2" : 1 ,"r0":2,  "r3":3 ,, "r1":4 })"));
+  // A pretty layout's separator is one literal already: no rule for it.
+  JsonSchemaOptions pretty = any;
+  pretty.whitespace = JsonSchemaOptions::Whitespace::kPretty;
+  const Compiled p = compile(schema.dump(), pretty);
+  for (const Rule& rule : p.schema.grammar.rules) EXPECT_NE(rule.name.rfind("sep-", 0), 0u) << rule.name;
+}
+
 // Past 63 required names too: plain required names are counted, not given a bit each, so
 // their number is not bounded by a state's bit set (it was 63).
 TEST(JsonSchema, HundredsOfRequiredNamesAreCounted) {
