@@ -109,6 +109,9 @@ struct TokenMaskCache::Impl {
   // Appends what a state's classification depends on besides its automaton: FOLLOW of
   // `rule` and the vocabulary.
   void append_context(std::string& key, uint32_t rule) const;
+  // A 128-bit digest of rule_automaton_key(rule), made once per rule: what stands for the
+  // automaton in the key of a state without a signature.
+  std::pair<uint64_t, uint64_t> automaton_digest(uint32_t rule) const;
 
   // ---- byte_classes.cpp
   const mask::ByteClasses& byte_classes(uint32_t rule) const;
@@ -150,6 +153,7 @@ struct TokenMaskCache::Impl {
   mutable std::unordered_map<uint32_t, std::string> bounded_signatures_;
   mutable std::unordered_map<uint32_t, ShapeSet> short_shapes_;
   mutable std::unordered_map<uint32_t, bool> is_loop_;  // is_loop()
+  mutable std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> automaton_digests_;  // automaton_digest()
   mutable std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> bounded_memo_;  // (state, depth) → hash
   mutable std::vector<uint64_t> canonical_index_;  // per state: stamp << 32 | index
   mutable std::vector<uint32_t> canonical_order_;

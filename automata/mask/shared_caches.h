@@ -57,6 +57,9 @@ class SharedStateMasks {
   std::shared_ptr<const StateMask> find(const std::string& key);
   /// With `alias`, the mask is stored under another key already and only the key counts.
   void insert(std::string key, std::shared_ptr<const StateMask> mask, bool alias = false);
+  /// Bytes held (keys, and masks stored under their first key), as counted against
+  /// EngineLimits::mask_cache_bytes.
+  size_t used() const { return cache_.used(); }
 
  private:
   SharedStateMasks();

@@ -15,6 +15,7 @@
 #include "automata/mask/shared_caches.h"
 #include "automata/mask/state_walker.h"
 #include "automata/token_bitmask.h"
+#include "grammar/hash.h"
 
 namespace lockstep {
 
@@ -65,7 +66,6 @@ TokenMaskCache::Impl::~Impl() {
 std::string TokenMaskCache::Impl::automaton_mask_key(uint32_t state) {
   const GrammarAutomaton& g = *grammar_;
   const uint32_t r = g.rule_of(state);
-  const auto& automaton = g.rule_automaton_key(r);
   std::string key;
   auto put = [&key](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
   if (const std::string& sig = signature(state); !sig.empty()) {
@@ -79,10 +79,29 @@ std::string TokenMaskCache::Impl::automaton_mask_key(uint32_t state) {
     const uint32_t local = state - g.rule_start(r);
     put(&local, sizeof local);
     append_context(key, r);
-    put(automaton.data(), automaton.size() * sizeof(uint32_t));
+    // The automaton by its digest: its key lists every state and edge (megabytes for a
+    // pattern of counted words under a length bound), and was copied into every key.
+    const auto [h1, h2] = automaton_digest(r);
+    put(&h1, sizeof h1);
+    put(&h2, sizeof h2);
   }
   key.push_back(g.can_end_after(r) ? '1' : '0');
   return key;
+}
+
+std::pair<uint64_t, uint64_t> TokenMaskCache::Impl::automaton_digest(uint32_t rule) const {
+  {
+    std::lock_guard lock(canonical_mutex_);
+    if (auto it = automaton_digests_.find(rule); it != automaton_digests_.end()) return it->second;
+  }
+  const auto& automaton = grammar_->rule_automaton_key(rule);
+  Digest128 d;
+  d.mix(automaton.size());
+  size_t i = 0;
+  for (; i + 1 < automaton.size(); i += 2) d.mix(uint64_t{automaton[i]} | uint64_t{automaton[i + 1]} << 32);
+  if (i < automaton.size()) d.mix(automaton[i]);
+  std::lock_guard lock(canonical_mutex_);
+  return automaton_digests_.try_emplace(rule, d.value()).first->second;
 }
 
 // Whether the mask of `state` costs no computation: in this cache, or (an automaton-only

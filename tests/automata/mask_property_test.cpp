@@ -487,6 +487,29 @@ TEST(MaskPropertySchemas, LargeAcyclicAutomataShareMasksAcrossGrammars) {
   EXPECT_GT(masks, 100u);
 }
 
+// A state that no signature covers (a counted repeat too long to number, with a loop after
+// it) is keyed by its position, its context and a digest of its automaton. The key held the
+// whole automaton, every state and edge (about 100 KB here, megabytes for a pattern of
+// counted words under a length bound): copied and hashed for each mask, and counted against
+// the process-wide cache's budget, which it then emptied every few masks.
+TEST(MaskPropertySchemas, StatesWithoutSignatureHaveShortKeys) {
+  const std::vector<std::string> tokens = {"</s>", "\"", "a", "b", "c", "ab", "ba", "cc", "b\"", "c\"", "\"a"};
+  const std::vector<TokenKind> kinds(tokens.size(), TokenKind::kText);
+  const auto vocab = std::make_shared<Vocabulary>(tokens, kinds, std::vector<int32_t>{0});
+  const auto g = GrammarAutomaton::compile(
+      compile_json_schema(nlohmann::ordered_json{{"type", "string"}, {"pattern", "^[ab]{0,3000}c*$"}}).grammar);
+  auto cache = std::make_shared<TokenMaskCache>(g, vocab);
+  std::mt19937 rng(3000);
+  const size_t before = mask::SharedStateMasks::instance().used();
+  std::string text = "\"";
+  for (int i = 0; i < 40; ++i) text += rng() % 2 ? "ab" : "ba";
+  const size_t masks = check_spelled_walk(g, vocab, rng, text + "cc\"", cache);
+  const size_t used = mask::SharedStateMasks::instance().used() - before;
+  EXPECT_GT(masks, 40u);
+  EXPECT_GT(cache->stats().computations, 40u);  // each position its own mask, none shared
+  EXPECT_LT(used, masks * 1024) << used << " bytes for " << masks << " masks";
+}
+
 INSTANTIATE_TEST_SUITE_P(RealVocabularies, SurrogatePairMasks,
                          testing::Values("llama3-hf/tokenizer.json", "llama2/tokenizer.bin"),
                          [](const testing::TestParamInfo<std::string>& info) {
