@@ -123,11 +123,11 @@ class GrammarBuilder {
   // ---- lists
 
   Expr list_expr(const Machine& m, const Pieces& p, const std::string& hint);
-  // The separator `sep` (whitespace, comma, whitespace; or a pretty layout's comma and
-  // indent) as a reference to one rule per distinct separator. A member machine's states
-  // each begin with it: a reference is one node where the separator is four, and every
-  // pass over the grammar reads each node. The compiler substitutes the rule back, so the
-  // automata are the ones the separator written out gives.
+  // The separator `sep` (whitespace, comma, whitespace) as a reference to one rule per
+  // distinct separator; a separator of one node (a pretty layout's literal) as it is. A
+  // member machine's states each begin with it: a reference is one node where the
+  // separator is four, and every pass over the grammar reads each node. The compiler
+  // substitutes the rule back, so the automata are the ones the separator written out gives.
   Expr sep_ref(const Expr& sep);
 
   // Keeps only states that can still reach an accepting one; renumbers from 0.

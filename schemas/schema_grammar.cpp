@@ -171,7 +171,8 @@ Expr GrammarBuilder::norm_expr(const Norm& n, uint32_t depth, const std::string&
 Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::string& hint) {
   // A(s): after at least one element, in state s.
   std::vector<int64_t> after(m.moves.size(), -1);
-  const Expr sep = m.moves.size() > 2 && p.sep.kind == Expr::Kind::kSequence ? sep_ref(p.sep) : p.sep;
+  // A machine of one or two states writes the separator in a place or two: no rule for it.
+  const Expr sep = m.moves.size() > 2 ? sep_ref(p.sep) : p.sep;
   std::function<Expr(uint32_t)> A = [&](uint32_t s) -> Expr {
     if (after[s] >= 0) return Expr::rule_ref(static_cast<uint32_t>(after[s]));
     std::vector<Expr> loops, exits, onward;
@@ -205,6 +206,7 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
 }
 
 Expr GrammarBuilder::sep_ref(const Expr& sep) {
+  if (sep.kind != Expr::Kind::kSequence) return sep;
   const RuleCanon same = [](uint32_t r) { return r; };
   for (const auto& [e, rule] : sep_rules_) {
     if (expr_identical(e, sep, same)) return Expr::rule_ref(rule);

@@ -284,12 +284,13 @@ const std::string& TokenMaskCache::Impl::signature(uint32_t q) const {
 // automata; this also joins a chain with a copy of it). Memoized by state, so the positions
 // of a bounded string or a pattern pay for their automaton once, not once each (a numbering
 // walks all the states after q for every q), and a state of any size gets a key. kNumbered
-// (a numbering signs q instead) when a cycle or a recursive callee is reachable (those states are marked, and answer at
-// once next time), and for a rule of more than kMaxAcyclicRuleStates states. kNotYet when
-// more than kMaxAcyclicStatesPerCall states not hashed before are reachable: the states
-// hashed are kept and the next call goes on from them, so no mask pays for a whole large
-// automaton. The walk stays in q's rule (rule edges return to it), so the memo
-// is allocated per rule. Iterative depth-first search. Requires canonical_mutex_.
+// (a numbering signs q instead) when a cycle or a recursive callee is reachable (those
+// states are marked, and answer at once next time), and for a rule of more than
+// kMaxAcyclicRuleStates states. kNotYet when more than kMaxAcyclicStatesPerCall states not
+// hashed before are reachable: the states hashed are kept and the next call goes on from
+// them, so no mask pays for a whole large automaton. The walk stays in q's rule (rule edges
+// return to it), so the memo is allocated per rule. Iterative depth-first search. Requires
+// canonical_mutex_.
 TokenMaskCache::Impl::Acyclic TokenMaskCache::Impl::acyclic_hash(uint32_t q, std::pair<uint64_t, uint64_t>& out) const {
   enum : uint8_t { kUnknown, kOnPath, kDone, kCycle };
   const GrammarAutomaton& g = *grammar_;
