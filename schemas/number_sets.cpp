@@ -2,6 +2,7 @@
 #include "schemas/number_sets.h"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <functional>
 #include <map>
@@ -71,7 +72,10 @@ class Registry {
     bool plain = false;
   };
 
-  // op(a, b) (b may be null), memoized when the operands are registered.
+  // op(a, b) (b may be null), memoized when the operands are registered; otherwise among the
+  // last few such operations, which hold their operands (so their addresses stay theirs): a
+  // schema repeats its own combinations (oneOf's branches are each intersected with the
+  // complements of the others), and its large intermediate automata are not registered.
   Result operation(char op, const DfaPtr& a, const DfaPtr& b, const std::function<Result()>& make) {
     const auto key = std::make_tuple(op, a.get(), b.get());
     bool memo = false;
@@ -80,11 +84,19 @@ class Registry {
       memo = kept_.count(a.get()) && (!b || kept_.count(b.get()));
       if (memo) {
         if (auto it = results_.find(key); it != results_.end()) return it->second;
+      } else {
+        for (const auto& x : recent_results_) {
+          if (x.op == op && x.a == a && x.b == b) return x.result;
+        }
       }
     }
     Result r = make();
-    if (!memo) return r;
     std::lock_guard lock(mutex_);
+    if (!memo) {
+      recent_results_.push_back({op, a, b, r});
+      if (recent_results_.size() > kRecent) recent_results_.pop_front();
+      return r;
+    }
     if (auto it = results_.find(key); it != results_.end()) return it->second;
     if (keep(r.dfa)) results_.emplace(key, r);
     return r;
@@ -113,6 +125,12 @@ class Registry {
   std::unordered_map<std::string, DfaPtr> named_;
   std::deque<std::pair<std::string, DfaPtr>> recent_;
   std::map<std::tuple<char, const CharDfa*, const CharDfa*>, Result> results_;
+  struct RecentResult {
+    char op;
+    DfaPtr a, b;
+    Result result;
+  };
+  std::deque<RecentResult> recent_results_;
   std::unordered_set<const CharDfa*> kept_;
   std::set<std::pair<const CharDfa*, const CharDfa*>> subsets_;  // (super, sub)
   size_t states_ = 0;
@@ -126,6 +144,16 @@ constexpr uint8_t kCompare = 1, kMultiple = 2, kPlain = 4;
 const CharDfa& region_dfa(uint8_t region) {
   if (region & kPlain) return plain_numbers();
   return region_numbers(region & kCompare, region & kMultiple);
+}
+
+// The same, shared (operands of products are shared automata).
+DfaPtr region_set(uint8_t region) {
+  static const auto sets = [] {
+    std::array<DfaPtr, 8> d;
+    for (uint8_t r = 0; r < 8; ++r) d[r] = std::make_shared<const CharDfa>(region_dfa(r));
+    return d;
+  }();
+  return sets[region & 7];
 }
 
 NumberSet set(DfaPtr texts, uint8_t region, bool lost, std::shared_ptr<const NumberConstraints> formula = nullptr) {
@@ -155,17 +183,58 @@ NumberConstraints merged(const NumberConstraints& a, const NumberConstraints& b)
   return m;
 }
 
+// The texts of `x` without exponent: its automaton without the edges on 'e' and 'E' (in a
+// number text they only begin the exponent), minimized; `x` itself when it has none.
+// Memoized: a schema's sets meet the plain texts of one operand again and again once its
+// products grow too large.
+DfaPtr plain_texts(const DfaPtr& x) {
+  auto is_exponent_mark = [](const CharDfa::Edge& e) {
+    return (e.lo <= 'E' && 'E' <= e.hi) || (e.lo <= 'e' && 'e' <= e.hi);
+  };
+  const bool has_exponents = std::ranges::any_of(x->states(), [&](const CharDfa::State& st) {
+    return std::ranges::any_of(st.edges, is_exponent_mark);
+  });
+  if (!has_exponents) return x;
+  return Registry::get()
+      .operation('p', x, nullptr,
+                 [&] {
+                   std::vector<CharDfa::State> states = x->states();
+                   for (auto& st : states) {
+                     std::vector<CharDfa::Edge> kept;
+                     for (const auto& e : st.edges) {
+                       // The edge's range without 'E' and 'e' (a range holding either is only
+                       // that letter in a number automaton, but nothing here relies on it).
+                       uint32_t lo = e.lo;
+                       for (const uint32_t mark : {uint32_t{'E'}, uint32_t{'e'}}) {
+                         if (mark < lo || mark > e.hi) continue;
+                         if (lo < mark) kept.push_back({lo, mark - 1, e.target});
+                         lo = mark + 1;
+                       }
+                       if (lo <= e.hi) kept.push_back({lo, e.hi, e.target});
+                     }
+                     st.edges = std::move(kept);
+                   }
+                   return Registry::Result{Registry::wrap(CharDfa::from_states(std::move(states)).minimized()), false};
+                 })
+      .dfa;
+}
+
 // The product of x and y; past kMaxProductStates (the exponent machinery of both multiplies
 // out, e.g. unions and complements of several multipleOf), the product of their plain texts.
-Registry::Result product(const CharDfa& x, const CharDfa& y, bool intersection) {
+// An intersection with a set of plain texts only (`x_plain`, `y_plain`: one made by such a
+// product) is one of plain texts from the start: the same language, without first walking
+// the other operand's exponent machinery.
+Registry::Result product(const DfaPtr& x, bool x_plain, const DfaPtr& y, bool y_plain, bool intersection) {
   auto op = [&](const CharDfa& a, const CharDfa& b, size_t limit) {
     return intersection ? CharDfa::intersect(a, b, limit) : CharDfa::unite(a, b, limit);
   };
+  if (intersection && (x_plain || y_plain)) {
+    return {Registry::wrap(op(*plain_texts(x), *plain_texts(y), CharDfa::max_states())), false};  // nothing lost
+  }
   try {
-    return {Registry::wrap(op(x, y, kMaxProductStates)), false};
+    return {Registry::wrap(op(*x, *y, kMaxProductStates)), false};
   } catch (const AutomatonLimitError&) {
-    const CharDfa px = CharDfa::intersect(x, plain_numbers()), py = CharDfa::intersect(y, plain_numbers());
-    return {Registry::wrap(op(px, py, CharDfa::max_states())), true};
+    return {Registry::wrap(op(*plain_texts(x), *plain_texts(y), CharDfa::max_states())), true};
   }
 }
 
@@ -209,7 +278,8 @@ NumberSet numbers_and(const NumberSet& a, const NumberSet& b) {
   const bool in_order = a.texts.get() < b.texts.get();
   const auto& x = in_order ? a.texts : b.texts;
   const auto& y = in_order ? b.texts : a.texts;
-  const auto p = r.operation('&', x, y, [&] { return product(*x, *y, true); });
+  const bool x_plain = (in_order ? a : b).region & kPlain, y_plain = (in_order ? b : a).region & kPlain;
+  const auto p = r.operation('&', x, y, [&] { return product(x, x_plain, y, y_plain, true); });
   return set(p.dfa, p.plain ? kPlain : region, lost || p.plain);
 }
 
@@ -224,7 +294,7 @@ NumberSet numbers_or(const NumberSet& a, const NumberSet& b) {
   const bool in_order = a.texts.get() < b.texts.get();
   const auto& x = in_order ? a.texts : b.texts;
   const auto& y = in_order ? b.texts : a.texts;
-  const auto p = Registry::get().operation('|', x, y, [&] { return product(*x, *y, false); });
+  const auto p = Registry::get().operation('|', x, y, [&] { return product(x, false, y, false, false); });
   return set(p.dfa, p.plain ? kPlain : region, lost || p.plain);
 }
 
@@ -243,7 +313,10 @@ NumberSet numbers_not(const NumberSet& a) {
   }
   const uint8_t region = a.region;
   const auto p = Registry::get().operation(static_cast<char>('0' + region), a.texts, nullptr,
-                                           [&] { return product(region_dfa(region), a.texts->complement(), true); });
+                                           [&] {
+                                             const DfaPtr not_a = Registry::wrap(a.texts->complement());
+                                             return product(region_set(region), region & kPlain, not_a, false, true);
+                                           });
   return set(p.dfa, p.plain ? kPlain : region, a.lost_exponents || p.plain);
 }
 

@@ -87,6 +87,20 @@ TEST(NumberSchema, ExponentsLeftOutOverTheStateBudgetWithAWarning) {
   EXPECT_NE(c.schema.warnings[0].find("only without exponent"), std::string::npos) << c.schema.warnings[0];
 }
 
+TEST(NumberSchema, IntersectingPlainTextsLosesNoMoreExponents) {
+  // The multiple of 0.997 is decided on plain texts only; intersecting it with the complement
+  // of the multiples of 7 is an intersection of plain texts from the start (the same
+  // language), not a product with the complement's exponent machinery that grows too large
+  // and then reports exponents lost a second time.
+  const std::string schema = R"({"allOf":[{"multipleOf":0.997},{"not":{"multipleOf":7}}]})";
+  const Compiled c = compile(schema);
+  expect(c, {"1.994", "0.997", "-9.970", "7.976"}, {"6979", "6.979e3", "1.994e0", "0.998", "7"}, schema);
+  ASSERT_EQ(c.schema.warnings.size(), 1u);
+  EXPECT_NE(c.schema.warnings[0].find("*0.997"), std::string::npos) << c.schema.warnings[0];
+  // The complement alone keeps its exponent texts.
+  expect(R"({"type":"number","not":{"multipleOf":7}})", {"1.5e0", "8e0"}, {"7e0", "1.4e1"});
+}
+
 TEST(NumberSchema, CanonicalNumbersAreWhatSerializersWrite) {
   const std::string schema = R"({"type":"array","items":{"type":"number"}})";
   const Compiled c = compile(schema, true);
