@@ -87,6 +87,25 @@ TEST(NumberSchema, ExponentsLeftOutOverTheStateBudgetWithAWarning) {
   EXPECT_NE(c.schema.warnings[0].find("only without exponent"), std::string::npos) << c.schema.warnings[0];
 }
 
+TEST(NumberSchema, BoundsBesideMultiplesKeepExponentTexts) {
+  // One walk over both conditions would pass its state budget and leave exponent texts out;
+  // the product of the bounds' automaton and the multiples' keeps them, as it does when the
+  // same keywords sit in different subschemas of an allOf.
+  for (const std::string schema : {R"({"multipleOf":2.5,"minimum":2})", R"({"allOf":[{"multipleOf":2.5},{"minimum":2}]})"}) {
+    const Compiled c = compile(schema);
+    expect(c, {"2.5", "2.5e0", "5e1", "0.25e1", "1e1", "250e-2"}, {"2", "2e0", "0", "-2.5", "2.5e-1", "1.25e0"}, schema);
+    EXPECT_TRUE(c.schema.warnings.empty()) << c.schema.warnings[0];
+  }
+  const std::string scores = R"({"type":"number","minimum":0,"maximum":100,"multipleOf":0.25})";
+  const Compiled c = compile(scores);
+  expect(c, {"99.75", "9.975e1", "1e2", "0.25", "0"}, {"100.25", "1.0025e2", "0.1", "-0.25"}, scores);
+  EXPECT_TRUE(c.schema.warnings.empty()) << c.schema.warnings[0];
+  // With the integer type, which joins the multiples: integers that are multiples of 13.5
+  // (odd multiples of 13.5 are not integers), between -1000 and -100.
+  const std::string negative = R"({"type":"integer","multipleOf":13.5,"exclusiveMinimum":-1000,"exclusiveMaximum":-100})";
+  expect(negative, {"-135", "-1.35e2", "-999e0", "-108"}, {"-121.5", "-1.215e2", "-1026", "-81", "135"});
+}
+
 TEST(NumberSchema, IntersectingPlainTextsLosesNoMoreExponents) {
   // The multiple of 0.997 is decided on plain texts only; intersecting it with the complement
   // of the multiples of 7 is an intersection of plain texts from the start (the same
