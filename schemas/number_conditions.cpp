@@ -242,7 +242,9 @@ uint64_t Multiple::step(uint64_t key, char c) const {
   if (c == '.') {
     s.frac = 1;
     s.f = 0;
-    s.z = std::min<uint64_t>(s.t, max_z_);
+    // The zeros since the last non-zero digit go on counting: in the integer part z counts
+    // them as t does (each capped), and before any non-zero digit nothing reads z.
+    if (!s.nz) s.z = 0;
     return canonical(s).pack();
   }
   const uint64_t x = static_cast<uint64_t>(c - '0');
@@ -271,9 +273,29 @@ uint64_t Multiple::step(uint64_t key, char c) const {
 // Drops what no verdict can tell apart: for plain texts alone (cap 0), the zeros since the
 // last non-zero digit when N0's residue is not tracked, and the last non-zero position when
 // δ is 0 (the walk rejects positions past −s, and every position up to it is a multiple's).
+//
+// And u once it is forgotten: with z + 1 ≥ a + b zeros since the last non-zero digit, the
+// next non-zero digit multiplies u by 10^(z+1) ≡ 0 mod 2^a·5^b (one of a, b is 0), so only
+// δ(u) can still matter (at the end), and any u with the same δ will do: 2^(a−δ) or 5^(b−δ),
+// or 0 for δ = 0. Every such z steps alike too (end() and reach() tell only z = 0 apart).
+// Multiples of 2.5 walked 5,843 states for a 383-state automaton, mostly these copies.
 Multiple::MState Multiple::canonical(MState s) const {
   if (cap_ == 0 && p_ == 1) s.z = 0;
   if (cap_ == 0 && a_ + b_ == 0) s.rs = 0;
+  // And t while N mod r is not 0: only a non-zero digit can make it 0 (10 is invertible mod
+  // r), and that digit sets t to 0; until then every verdict is none, and reach() with t = 0
+  // still bounds every accepted continuation (it begins past that digit).
+  if (s.nr != 0) s.t = 0;
+  if (p_ > 1 && s.z + 1 >= static_cast<uint64_t>(a_ + b_)) {
+    const int64_t d = delta(s.u);
+    uint64_t u = 0;
+    if (d > 0) {
+      u = 1;
+      for (int64_t i = 0; i < a_ + b_ - d; ++i) u *= a_ > 0 ? 2 : 5;
+    }
+    s.u = u;
+    s.z = std::min<uint64_t>(s.z, static_cast<uint64_t>(std::max(a_ + b_ - 1, 1)));
+  }
   return s;
 }
 
