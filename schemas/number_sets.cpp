@@ -329,8 +329,8 @@ namespace {
 // process-wide. One walk over the tuple of both conditions tracks the comparison's scale
 // beside the multiple's trailing zeros and fraction position, and passes its 20,000 states
 // where their automata are a few hundred states each (`minimum: 2` with `multipleOf: 2.5`:
-// the walk gave up after 20 ms and left exponent texts out; the product takes 1 ms and keeps
-// them). The same language either way. Throws std::invalid_argument when either part is
+// the walk gave up after 19 ms and left exponent texts out; the product takes 2–3 ms and
+// keeps them). The same language either way. Throws std::invalid_argument when either part is
 // plain texts only or the product passes kMaxProductStates.
 CharDfa bounded_multiples(const NumberConstraints& c) {
   NumberConstraints bounds, multiples;
