@@ -225,9 +225,7 @@ class Explorer {
       if (out_of_time()) return;  // `possible` stays empty: unknown
       const StateMask& sm = cache_->get(g.mask_class_state(c));
       sm.accepted.or_into(words);
-      for (const auto& ids : sm.suffix_tokens) {
-        for (int32_t id : ids) set_bit(words, static_cast<size_t>(id));
-      }
+      for (const int32_t id : sm.suffix_token_ids) set_bit(words, static_cast<size_t>(id));
       tick("states");
     }
     report_.possible.assign(vocab_.size(), false);

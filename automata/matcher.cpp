@@ -207,7 +207,7 @@ void EarleyMatcher::compose(std::span<const EarleyParser::Item> kernel, std::spa
                                    probe_result_);
     for (size_t i = 0; i < m.suffixes.size(); ++i) {
       if (!probe_result_[i]) continue;
-      for (int32_t id : m.suffix_tokens[i]) set_bit(words, static_cast<size_t>(id));
+      for (int32_t id : m.suffix_tokens(i)) set_bit(words, static_cast<size_t>(id));
     }
   }
 }

@@ -14,6 +14,7 @@
 #include "automata/mask/impl.h"
 #include "automata/mask/shared_caches.h"
 #include "automata/mask/state_walker.h"
+#include "automata/mask/suffix_groups.h"
 #include "automata/token_bitmask.h"
 #include "grammar/hash.h"
 
@@ -311,7 +312,7 @@ bool TokenMaskCache::Impl::compose(uint32_t state, PartialMask& out) {
       w.back_to(std::min<size_t>(w.depth(), sub.suffix_common[k]));
       while (w.depth() < sfx.size() && w.advance(static_cast<uint8_t>(sfx[w.depth()]))) {
       }
-      const auto& tokens = sub.suffix_tokens[k];
+      const auto tokens = sub.suffix_tokens(k);
       if (w.depth() == sfx.size()) {
         for (int32_t id : tokens) set_bit(out.accepted, static_cast<size_t>(id));
         continue;
@@ -329,70 +330,6 @@ bool TokenMaskCache::Impl::compose(uint32_t state, PartialMask& out) {
   }
   return true;
 }
-
-namespace {
-
-// The bytes of token u.first from offset u.second on.
-std::string_view suffix_of(const Vocabulary& vocab, const std::pair<int32_t, uint32_t>& u) {
-  return vocab.token_bytes(u.first).substr(u.second);
-}
-
-// Sorts the uncertain (token, offset) pairs by suffix, then token, and drops repeats.
-void sort_by_suffix(const Vocabulary& vocab, std::vector<std::pair<int32_t, uint32_t>>& uncertain) {
-  // Sorted by suffix, then token: compared on their first 8 bytes packed into one
-  // integer (suffixes are mostly that short), the rest only on a tie.
-  struct Key {
-    uint64_t head;
-    uint32_t len;
-    int32_t id;
-    uint32_t offset;
-  };
-  std::vector<Key> keys;
-  keys.reserve(uncertain.size());
-  for (const auto& u : uncertain) {
-    const std::string_view sfx = suffix_of(vocab, u);
-    uint64_t head = 0;
-    for (size_t k = 0; k < 8; ++k) head = head << 8 | (k < sfx.size() ? static_cast<uint8_t>(sfx[k]) : 0u);
-    keys.push_back({head, static_cast<uint32_t>(sfx.size()), u.first, u.second});
-  }
-  auto rest = [&](const Key& k) { return vocab.token_bytes(k.id).substr(k.offset + 8); };
-  std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) {
-    if (a.head != b.head) return a.head < b.head;
-    if (a.len > 8 && b.len > 8) {
-      if (const int c = rest(a).compare(rest(b)); c != 0) return c < 0;
-    } else if (a.len != b.len) {
-      return a.len < b.len;  // equal first bytes: the shorter is a prefix of the longer
-    }
-    return a.id < b.id;
-  });
-  uncertain.clear();
-  for (const Key& k : keys) {
-    // The same token with the same suffix (an offset found twice) once.
-    if (!uncertain.empty() && uncertain.back().first == k.id && uncertain.back().second == k.offset) continue;
-    uncertain.emplace_back(k.id, k.offset);
-  }
-}
-
-// The sorted uncertain tokens grouped by suffix into `out` (suffixes, their common prefixes
-// with the previous one, the tokens behind each).
-void group_by_suffix(const Vocabulary& vocab, const std::vector<std::pair<int32_t, uint32_t>>& uncertain,
-                     StateMask& out) {
-  std::string_view previous;
-  for (size_t i = 0; i < uncertain.size(); ++i) {
-    const std::string_view sfx = suffix_of(vocab, uncertain[i]);
-    if (out.suffixes.empty() || previous != sfx) {
-      uint32_t lcp = 0;
-      while (lcp < previous.size() && lcp < sfx.size() && previous[lcp] == sfx[lcp]) ++lcp;
-      out.suffixes.emplace_back(sfx);
-      out.suffix_common.push_back(out.suffixes.size() == 1 ? 0 : lcp);
-      out.suffix_tokens.emplace_back();
-      previous = sfx;
-    }
-    out.suffix_tokens.back().push_back(uncertain[i].first);
-  }
-}
-
-}  // namespace
 
 namespace {
 // compute()'s all-zero bitmask between states, per thread (empty while a computation holds it).
@@ -427,12 +364,8 @@ std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute(uint32_t state) {
   uncertain.erase(std::remove_if(uncertain.begin(), uncertain.end(),
                                  [&](const auto& u) { return test_bit(part.accepted, static_cast<size_t>(u.first)); }),
                   uncertain.end());
-  sort_by_suffix(vocab, uncertain);
-  out->uncertain_tokens = uncertain.size();
-  std::vector<int32_t> uncertain_ids;
-  for (const auto& u : uncertain) uncertain_ids.push_back(u.first);
-  std::sort(uncertain_ids.begin(), uncertain_ids.end());
-  uncertain_ids.erase(std::unique(uncertain_ids.begin(), uncertain_ids.end()), uncertain_ids.end());
+  const size_t uncertain_ids = mask::group_by_suffix(vocab, uncertain, *out);
+  out->uncertain_tokens = out->suffix_token_ids.size();
   if (part.ids_max > 0 && part.accepted_ids.size() <= part.ids_max) {
     // Listed by the walk (each token once): no scan of the bitmask, which is all the walk
     // set (compose() was not taken), so clearing the listed bits zeroes it for the next state.
@@ -444,8 +377,7 @@ std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute(uint32_t state) {
     const size_t count = count_bits(part.accepted);  // no popcnt instruction on baseline x86-64
     out->accepted = TokenSet::from_bits(std::move(part.accepted), count, vocab.size());
   }
-  out->rejected = vocab.sorted_text_tokens().size() - out->accepted.size() - uncertain_ids.size();
-  group_by_suffix(vocab, uncertain, *out);
+  out->rejected = vocab.sorted_text_tokens().size() - out->accepted.size() - uncertain_ids;
   out->compute_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   if (!parts_key.empty()) SharedStateMasks::instance().insert(std::move(parts_key), out);

@@ -86,7 +86,7 @@ bool TokenSet::contains(int32_t id) const {
 size_t StateMask::memory_bytes() const {
   size_t n = sizeof(StateMask) + accepted.memory_bytes() + suffix_common.capacity() * 4;
   for (const auto& s : suffixes) n += sizeof(std::string) + s.capacity();
-  for (const auto& t : suffix_tokens) n += sizeof(t) + t.capacity() * 4;
+  n += suffix_token_ids.capacity() * 4 + suffix_token_begin.capacity() * 4;
   return n;
 }
 

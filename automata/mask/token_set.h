@@ -40,7 +40,14 @@ struct StateMask {
   /// Suffixes (sorted) that must follow the completed rule, and the tokens behind each.
   std::vector<std::string> suffixes;
   std::vector<uint32_t> suffix_common;  ///< common prefix with the previous suffix
-  std::vector<std::vector<int32_t>> suffix_tokens;
+  /// The tokens behind suffix i (ascending): suffix_token_ids[suffix_token_begin[i] ..
+  /// suffix_token_begin[i + 1]); one flat list, not a list per suffix (a state near the end
+  /// of a length block has ~40,000 suffixes).
+  std::vector<int32_t> suffix_token_ids;
+  std::vector<uint32_t> suffix_token_begin;  ///< suffixes.size() + 1 entries, or none
+  std::span<const int32_t> suffix_tokens(size_t i) const {
+    return std::span<const int32_t>(suffix_token_ids).subspan(suffix_token_begin[i], suffix_token_begin[i + 1] - suffix_token_begin[i]);
+  }
   size_t uncertain_tokens = 0;
   size_t rejected = 0;
   double compute_us = 0;

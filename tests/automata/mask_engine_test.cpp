@@ -62,7 +62,8 @@ TEST(MaskCache, ClassifiesAcceptedUncertainRejected) {
   EXPECT_TRUE(m.accepted.contains(1));    // "b"
   EXPECT_FALSE(m.accepted.contains(4));   // "b,": "b" then completion then ","
   EXPECT_EQ(m.suffixes, std::vector<std::string>{","});
-  EXPECT_EQ(m.suffix_tokens, std::vector<std::vector<int32_t>>{{4}});
+  ASSERT_EQ(m.suffix_token_begin, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(m.suffix_token_ids, std::vector<int32_t>{4});
   EXPECT_EQ(m.rejected, 4u);  // ",", "x", ",a", "]"
   EXPECT_EQ(&cache.get(after_a), &m);  // computed once
   const auto st = cache.stats();
