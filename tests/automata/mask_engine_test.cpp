@@ -1,11 +1,15 @@
 // The mask engine's parts: token sets, the per-state cache, jump-forward, batch filling,
 // XGrammar's EBNF cases, and pathological grammars that must end within limits.
+#include <algorithm>
 #include <chrono>
+#include <map>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "automata/mask/suffix_groups.h"
 #include "automata/matcher.h"
 #include "tests/test_data.h"
 
@@ -20,6 +24,47 @@ std::shared_ptr<const Vocabulary> small_vocab(std::vector<std::string> tokens) {
   tokens.insert(tokens.begin(), "</s>");
   std::vector<TokenKind> kinds(tokens.size(), TokenKind::kText);
   return std::make_shared<Vocabulary>(tokens, kinds, std::vector<int32_t>{0});
+}
+
+// group_by_suffix against a plain reference (a map from suffix to its set of tokens): suffixes
+// sorted bytewise (sharing their first 8 bytes or not, one a prefix of another, with a zero
+// byte), each once, tokens ascending, a pair listed twice counted once, the distinct tokens
+// counted, and each suffix's common prefix with the one before; few pairs (a comparison
+// sort) and many (the radix sort).
+TEST(SuffixGroups, SortedBytewiseEachOnceWithTheirTokens) {
+  for (const size_t extra : {size_t{0}, size_t{400}}) {
+    std::vector<std::string> tokens = {"xabcdefghij", "yabcdefghik", "zabcdefgh", "wab", "vab", "ua",
+                                       std::string("ta\0", 3), "sabcdefghij", "rabcdefghijk"};
+    for (size_t i = 0; i < extra; ++i) tokens.push_back("q" + std::to_string(i * 7919 % 1000) + (i % 3 ? "abcdefgh" : ""));
+    const auto vocab = small_vocab(tokens);
+    std::vector<std::pair<int32_t, uint32_t>> pairs;
+    std::map<std::string, std::set<int32_t>> want;
+    for (size_t id = 1; id < vocab->size(); ++id) {
+      pairs.emplace_back(static_cast<int32_t>(id), 1);
+      want[std::string(vocab->token_bytes(static_cast<int32_t>(id)).substr(1))].insert(static_cast<int32_t>(id));
+    }
+    pairs.emplace_back(1, 1);                                  // listed twice
+    pairs.emplace_back(3, 2);                                  // "abcdefgh" from "zabcdefgh" at 2: "bcdefgh"
+    want["bcdefgh"].insert(3);
+    std::reverse(pairs.begin(), pairs.end());
+    StateMask out;
+    const size_t distinct = mask::group_by_suffix(*vocab, pairs, out);
+    EXPECT_EQ(distinct, vocab->size() - 1);
+    ASSERT_EQ(out.suffixes.size(), want.size());
+    ASSERT_EQ(out.suffix_token_begin.size(), want.size() + 1);
+    size_t k = 0;
+    std::string previous;
+    for (const auto& [sfx, ids] : want) {
+      EXPECT_EQ(out.suffixes[k], sfx);
+      const auto got = out.suffix_tokens(k);
+      EXPECT_EQ(std::vector<int32_t>(got.begin(), got.end()), std::vector<int32_t>(ids.begin(), ids.end())) << sfx;
+      size_t common = 0;
+      while (k > 0 && common < previous.size() && common < sfx.size() && previous[common] == sfx[common]) ++common;
+      EXPECT_EQ(out.suffix_common[k], common) << sfx;
+      previous = sfx;
+      ++k;
+    }
+  }
 }
 
 TEST(TokenSet, PicksTheSmallestFormAndOrsCorrectly) {
