@@ -41,6 +41,17 @@ class TokenMaskCache {
   /// another thread computes it).
   /// Throws ParserLimitError if the state's walk exceeds the parser limits.
   const StateMask& get(uint32_t state);
+  /// Whether `state` may take a continued mask: a state of an automaton-only rule R (no
+  /// rule edges of its own, not final) at most 16 bytes before a final state of R, whose
+  /// FOLLOW set is broad (64 bytes or more): a length block's last positions.
+  bool continuable(uint32_t state);
+  /// The mask of a continuable `state` in contexts where R's caller calls the automaton-only
+  /// rule `next_rule` (N) right after R: tokens that complete R where the next byte forces it
+  /// and whose rest N reads from its start are accepted; only tokens N cannot read keep
+  /// their suffixes (uncertain, as in get()'s masks). Exact in those contexts: N is one way
+  /// the context goes on, and the suffix probe covers every other. Computed once per (mask
+  /// class, N), one table walk of the vocabulary (docs/masks.md, "Continued masks").
+  const StateMask& continued(uint32_t state, uint32_t next_rule);
   /// Computes every mask class's mask now, on `threads` threads (0: hardware concurrency).
   void precompute(unsigned threads = 0);
   /// Starts computing every state's mask on one background thread (the decode loop keeps
@@ -59,6 +70,7 @@ class TokenMaskCache {
                                  ///< segments live in a process-wide cache of at most 128 MiB)
     double compute_seconds = 0;  ///< total time spent computing them
     size_t uncertain_tokens = 0; ///< over all computed states
+    size_t continued = 0;        ///< continued masks computed (continued()), by (class, next rule)
   };
   Stats stats() const;
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <stdexcept>
 #include <thread>
 
@@ -190,17 +191,43 @@ bool EarleyMatcher::signature(std::span<const EarleyParser::Item> kernel, std::v
   return true;
 }
 
+const StateMask& EarleyMatcher::item_mask(const EarleyParser::Item& item) {
+  if (item.origin == EarleyParser::kBoundary || !cache_->continuable(item.state)) return cache_->get(item.state);
+  // The automaton rules reading many bytes (64 or more first bytes: a string's block or
+  // tail, not an escape) that the callers of this instance of R call right after it; the
+  // smallest id (any one is exact, the same one shares the most).
+  const GrammarAutomaton& g = grammar();
+  const uint32_t rule = g.rule_of(item.state);
+  auto broad = [&](uint32_t r) {
+    unsigned n = 0;
+    for (const uint64_t w : g.rule_first(r)) n += static_cast<unsigned>(std::popcount(w));
+    return n >= 64;
+  };
+  uint32_t next = UINT32_MAX;
+  for (const auto& caller : parser_.items_at(item.origin)) {
+    for (const auto& e : g.rule_edges(caller.state)) {
+      if (e.rule != rule) continue;
+      for (const auto& after : g.rule_edges(e.target)) {
+        if (after.rule < next && !g.rule_automaton_key(after.rule).empty() && broad(after.rule)) next = after.rule;
+      }
+    }
+  }
+  return next == UINT32_MAX ? cache_->get(item.state) : cache_->continued(item.state, next);
+}
+
 void EarleyMatcher::compose(std::span<const EarleyParser::Item> kernel, std::span<uint32_t> words) {
   const GrammarAutomaton& g = grammar();
-  // Accepted sets: once per distinct state.
-  std::vector<uint32_t> states;
-  for (const auto& it : kernel) states.push_back(it.state);
-  std::sort(states.begin(), states.end());
-  states.erase(std::unique(states.begin(), states.end()), states.end());
-  for (uint32_t s : states) cache_->get(s).accepted.or_into(words);
+  item_masks_.clear();
+  for (const auto& it : kernel) item_masks_.push_back(&item_mask(it));
+  // Accepted sets: once per distinct mask.
+  std::vector<const StateMask*> masks(item_masks_);
+  std::sort(masks.begin(), masks.end());
+  masks.erase(std::unique(masks.begin(), masks.end()), masks.end());
+  for (const StateMask* m : masks) m->accepted.or_into(words);
   // Uncertain tokens: probe each item's distinct suffixes against the real context.
-  for (const auto& it : kernel) {
-    const StateMask& m = cache_->get(it.state);
+  for (size_t k = 0; k < kernel.size(); ++k) {
+    const auto& it = kernel[k];
+    const StateMask& m = *item_masks_[k];
     if (m.suffixes.empty()) continue;
     ++counters_.probes;
     parser_.probe_after_completion(g.rule_of(it.state), it.origin, m.suffixes, m.suffix_common,

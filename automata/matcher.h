@@ -141,6 +141,9 @@ class EarleyMatcher {
   /// Drops the kernel items whose mask another kernel item's mask contains (see the .cpp).
   void prune_implied(std::vector<EarleyParser::Item>& kernel) const;
   void compose(std::span<const EarleyParser::Item> kernel, std::span<uint32_t> words);
+  // The mask of a kernel item: its state's, or near the forced end of an automaton rule whose
+  // caller goes on into another one, the continued mask (TokenMaskCache::continued).
+  const StateMask& item_mask(const EarleyParser::Item& item);
   // Length-aware closing (see set_max_tokens).
   CompletionTracker& tracker();
   uint64_t current_completion(std::string& text);  // tokens of the best completion known
@@ -170,6 +173,7 @@ class EarleyMatcher {
   std::vector<EarleyParser::Item> kernel_;
   std::vector<uint32_t> key_;
   std::vector<char> probe_result_;
+  std::vector<const StateMask*> item_masks_;  // compose()'s, per kernel item
   Counters counters_;
 
   size_t max_tokens_ = SIZE_MAX;

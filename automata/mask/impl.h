@@ -113,6 +113,13 @@ struct TokenMaskCache::Impl {
   // automaton in the key of a state without a signature.
   std::pair<uint64_t, uint64_t> automaton_digest(uint32_t rule) const;
 
+  // ---- continued_walk.cpp
+  // States at most this many bytes before a final state of their rule may be continued.
+  static constexpr size_t kContinueDepth = 16;
+  bool continuable(uint32_t state) const;
+  const StateMask& continued(uint32_t state, uint32_t next_rule);
+  std::shared_ptr<const StateMask> walk_continued(uint32_t state, uint32_t next_rule) const;
+
   // ---- byte_classes.cpp
   const mask::ByteClasses& byte_classes(uint32_t rule) const;
 
@@ -160,6 +167,10 @@ struct TokenMaskCache::Impl {
   mutable uint64_t canonical_stamps_ = 0;
   mutable std::mutex byte_classes_mutex_;
   mutable std::unordered_map<uint32_t, std::unique_ptr<const mask::ByteClasses>> byte_classes_;
+  // continued()'s masks by (mask class, next rule), continuable()'s answers by state.
+  mutable std::mutex continued_mutex_;
+  std::unordered_map<uint64_t, std::shared_ptr<const StateMask>> continued_;
+  mutable std::unordered_map<uint32_t, bool> continuable_;
   mutable std::once_flag all_text_once_;
   mutable std::vector<uint32_t> all_text_;
 };

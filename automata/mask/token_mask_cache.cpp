@@ -34,6 +34,8 @@ TokenMaskCache::TokenMaskCache(std::shared_ptr<const GrammarAutomaton> grammar,
 TokenMaskCache::~TokenMaskCache() = default;  // ~Impl stops and joins the background thread
 
 const StateMask& TokenMaskCache::get(uint32_t state) { return impl_->get(state); }
+bool TokenMaskCache::continuable(uint32_t state) { return impl_->continuable(state); }
+const StateMask& TokenMaskCache::continued(uint32_t state, uint32_t next_rule) { return impl_->continued(state, next_rule); }
 void TokenMaskCache::precompute(unsigned threads) { impl_->precompute(threads); }
 void TokenMaskCache::start_background_precompute() { impl_->start_background_precompute(); }
 TokenMaskCache::Stats TokenMaskCache::stats() const { return impl_->stats(); }
@@ -237,6 +239,11 @@ TokenMaskCache::Stats TokenMaskCache::Impl::stats() const {
     s.memory_bytes += p->memory_bytes();
     s.compute_seconds += p->compute_us * 1e-6;
     s.uncertain_tokens += p->uncertain_tokens;
+  }
+  {
+    std::lock_guard lock(continued_mutex_);
+    s.continued = continued_.size();
+    for (const auto& [key, m] : continued_) s.memory_bytes += m->memory_bytes();
   }
   {
     std::lock_guard lock(segments_mutex_);

@@ -247,6 +247,35 @@ TEST(MaskPropertySchemas, LongStringBlocksEqualBruteForceOnLlama3) {
   EXPECT_GT(masks, 60u);
 }
 
+// Near a block's end, where the string's rule goes on into another block or the tail, masks
+// are continued through that rule (TokenMaskCache::continued): walks crossing the ends of
+// blocks followed by a block or a tail (maxLength 1,100), by the unbounded tail after two
+// forced blocks (minLength 1,030), and the last block before a short tail (maxLength 1,030),
+// each from 500 or 1,020 code points in, every mask checked against brute force; and the
+// continued masks were taken.
+TEST(MaskPropertySchemas, ContinuedMasksAtBlockEndsEqualBruteForceOnLlama3) {
+  const auto tok = load_tokenizer(test_data::shared("vocab/llama3-hf/tokenizer.json").string());
+  const auto vocab = tok->shared_vocabulary();
+  std::mt19937 rng(777);
+  JsonSchemaOptions o;
+  o.max_whitespace = 2;
+  static_assert(schema::kLengthBlock == 512);
+  size_t masks = 0;
+  for (const char* schema : {R"({"type":"string","maxLength":1100})", R"({"type":"string","minLength":1030})",
+                             R"({"type":"string","maxLength":1030})"}) {
+    SCOPED_TRACE(schema);
+    const auto g = GrammarAutomaton::compile(compile_json_schema(nlohmann::ordered_json::parse(schema), o).grammar);
+    auto cache = std::make_shared<TokenMaskCache>(g, vocab);
+    for (const size_t in : {size_t{500}, size_t{1020}}) {
+      const std::vector<int32_t> start = tok->encode_continuation("\"" + std::string(in, 'a'));
+      for (int walk = 0; walk < 2; ++walk) masks += check_random_walk(g, vocab, rng, 20, cache, false, start);
+    }
+    EXPECT_GT(cache->stats().continued, 0u);
+  }
+  std::printf("[ property ] continued masks at block ends on llama3: %zu masks equal to brute force\n", masks);
+  EXPECT_GT(masks, 160u);
+}
+
 // A walk writing `text`: each token drawn among the allowed ones that spell a prefix of what
 // is left (so the text is cut in many ways), every mask checked against brute force. The
 // number of masks checked; the text must be written whole.
