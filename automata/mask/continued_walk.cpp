@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -49,17 +50,17 @@ bool TokenMaskCache::Impl::continuable(uint32_t state) const {
   unsigned follow = 0;
   for (unsigned b = 0; b < 256; ++b) follow += g.can_follow(rule, static_cast<uint8_t>(b)) ? 1u : 0u;
   if (follow >= kBroadFollow && byte_classes(rule).calls_walkable) {
-    // A final state within kContinueDepth bytes (byte edges only).
-    std::vector<uint32_t> frontier{state}, next, seen{state};
-    for (size_t d = 0; d < kContinueDepth && !yes && !frontier.empty(); ++d) {
+    // A final state within kContinueDepth bytes (byte edges only), looked for among at most
+    // kMaxSeen states (a large pattern's automaton fans out: such a state is not continued).
+    constexpr size_t kMaxSeen = 4096;
+    std::vector<uint32_t> frontier{state}, next;
+    std::unordered_set<uint32_t> seen{state};
+    for (size_t d = 0; d < kContinueDepth && !yes && !frontier.empty() && seen.size() <= kMaxSeen; ++d) {
       next.clear();
       for (const uint32_t q : frontier) {
         for (const auto& e : g.byte_edges(q)) {
           if (g.is_final(e.target)) yes = true;
-          if (std::find(seen.begin(), seen.end(), e.target) == seen.end()) {
-            seen.push_back(e.target);
-            next.push_back(e.target);
-          }
+          if (seen.insert(e.target).second) next.push_back(e.target);
         }
       }
       frontier.swap(next);
