@@ -3,7 +3,6 @@
 #include "automata/grammar_analysis.h"
 
 #include <algorithm>
-#include <bit>
 #include <string>
 #include <map>
 #include <tuple>
@@ -18,11 +17,7 @@ namespace lockstep {
 void AutomatonAnalysis::compute_follow(GrammarAutomaton& g, uint32_t first_escape,
                                        const std::vector<std::string>& follow_classes) {
   using Bits = GrammarAutomaton::ByteSet;
-  auto count = [](const Bits& b) {
-    int n = 0;
-    for (const uint64_t w : b) n += std::popcount(w);
-    return n;
-  };
+  auto count = [](const Bits& b) { return GrammarAutomaton::byte_count(b); };
   const uint32_t ns = g.num_states(), nr = g.num_rules();
   auto merge = [](Bits& into, const Bits& from) {
     bool changed = false;

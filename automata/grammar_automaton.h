@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -115,6 +116,12 @@ class GrammarAutomaton {
       set[w] |= (~uint64_t{0} >> (63 - z)) & (~uint64_t{0} << a);
     }
   }
+  /// The number of bytes in `set`.
+  static unsigned byte_count(const ByteSet& set) {
+    unsigned n = 0;
+    for (const uint64_t w : set) n += static_cast<unsigned>(std::popcount(w));
+    return n;
+  }
   /// Bytes that can come right after `rule` completes, in some context (FOLLOW set): a
   /// superset, widened to the grammar's follow_classes (Grammar::follow_classes) and, for
   /// escape rules, every byte. Used only by the token masks (uncertain or rejected tokens,
@@ -122,6 +129,8 @@ class GrammarAutomaton {
   bool can_follow(uint32_t rule, uint8_t byte) const {
     return (follow_[rule][byte >> 6] >> (byte & 63)) & 1;
   }
+  /// The whole FOLLOW set of `rule` (can_follow() for every byte).
+  const ByteSet& rule_follow(uint32_t rule) const { return follow_[rule]; }
   /// Bytes that can start a non-empty string of `rule` (FIRST set of its start state,
   /// through the sub-rules it starts with).
   const ByteSet& rule_first(uint32_t rule) const { return rule_first_[rule]; }

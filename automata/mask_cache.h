@@ -41,6 +41,10 @@ class TokenMaskCache {
   /// another thread computes it).
   /// Throws ParserLimitError if the state's walk exceeds the parser limits.
   const StateMask& get(uint32_t state);
+  /// A byte set at least this large is broad: a sub-rule whose FIRST set is broad (a string
+  /// body) is composed rather than walked through, and a rule whose FOLLOW set is broad has
+  /// most tokens that cross its end uncertain (continued masks).
+  static constexpr unsigned kBroadBytes = 64;
   /// Whether `state` may take a continued mask: a state of an automaton-only rule R (no
   /// rule edges of its own, not final) at most 16 bytes before a final state of R, whose
   /// FOLLOW set is broad (64 bytes or more): a length block's last positions.

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <stdexcept>
 #include <thread>
 
@@ -198,17 +197,15 @@ const StateMask& EarleyMatcher::item_mask(const EarleyParser::Item& item) {
   // smallest id (any one is exact, the same one shares the most).
   const GrammarAutomaton& g = grammar();
   const uint32_t rule = g.rule_of(item.state);
-  auto broad = [&](uint32_t r) {
-    unsigned n = 0;
-    for (const uint64_t w : g.rule_first(r)) n += static_cast<unsigned>(std::popcount(w));
-    return n >= 64;
-  };
   uint32_t next = UINT32_MAX;
   for (const auto& caller : parser_.items_at(item.origin)) {
     for (const auto& e : g.rule_edges(caller.state)) {
       if (e.rule != rule) continue;
       for (const auto& after : g.rule_edges(e.target)) {
-        if (after.rule < next && !g.rule_automaton_key(after.rule).empty() && broad(after.rule)) next = after.rule;
+        if (after.rule < next && !g.rule_automaton_key(after.rule).empty() &&
+            GrammarAutomaton::byte_count(g.rule_first(after.rule)) >= TokenMaskCache::kBroadBytes) {
+          next = after.rule;
+        }
       }
     }
   }

@@ -30,14 +30,6 @@ namespace lockstep {
 
 using mask::ClassTables;
 
-namespace {
-
-// FOLLOW sets at least this broad make the tokens crossing a rule's end mostly uncertain
-// (as TokenMaskCache::Impl::compose calls a sub-rule broad).
-constexpr unsigned kBroadFollow = 64;
-
-}  // namespace
-
 bool TokenMaskCache::Impl::continuable(uint32_t state) const {
   const GrammarAutomaton& g = *grammar_;
   const uint32_t rule = g.rule_of(state);
@@ -47,9 +39,7 @@ bool TokenMaskCache::Impl::continuable(uint32_t state) const {
     if (const auto it = continuable_.find(state); it != continuable_.end()) return it->second;
   }
   bool yes = false;
-  unsigned follow = 0;
-  for (unsigned b = 0; b < 256; ++b) follow += g.can_follow(rule, static_cast<uint8_t>(b)) ? 1u : 0u;
-  if (follow >= kBroadFollow && byte_classes(rule).calls_walkable) {
+  if (GrammarAutomaton::byte_count(g.rule_follow(rule)) >= kBroadBytes && byte_classes(rule).calls_walkable) {
     // A final state within kContinueDepth bytes (byte edges only), looked for among at most
     // kMaxSeen states (a large pattern's automaton fans out: such a state is not continued).
     constexpr size_t kMaxSeen = 4096;

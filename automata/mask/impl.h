@@ -44,7 +44,7 @@ struct TokenMaskCache::Impl {
   static constexpr size_t kSmallVocabulary = 4096;
   // Grammar states whose tokens start with at most this many bytes are walked directly, not
   // looked up by their network signature (compute_shared).
-  static constexpr int kNarrowFirstBytes = 2;
+  static constexpr unsigned kNarrowFirstBytes = 2;
   Impl(std::shared_ptr<const GrammarAutomaton> grammar, std::shared_ptr<const Vocabulary> vocabulary,
        ParserLimits limits);
   /// Stops and joins the background thread.

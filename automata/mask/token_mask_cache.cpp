@@ -2,7 +2,6 @@
 // state's mask (shared, composed or walked), precomputation, statistics.
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -129,9 +128,7 @@ std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute_shared(uint32_t s
     // directly: its walk steps into those runs of the vocabulary only, and costs less than
     // the signature (an anyOf of 200 objects has a thousand such states after `{"`).
     GrammarAutomaton::ByteSet first;
-    if (first_bytes(state, false, first) &&
-        std::popcount(first[0]) + std::popcount(first[1]) + std::popcount(first[2]) + std::popcount(first[3]) <=
-            kNarrowFirstBytes) {
+    if (first_bytes(state, false, first) && GrammarAutomaton::byte_count(first) <= kNarrowFirstBytes) {
       ++computations_;
       return compute(state);
     }
@@ -268,9 +265,7 @@ bool TokenMaskCache::Impl::compose(uint32_t state, PartialMask& out) {
   // (whitespace, a keyword) is cheaper to walk through directly, unless its mask is made.
   bool broad = false, spaces = false;
   for (const auto& e : edges) {
-    unsigned first = 0;
-    for (const uint64_t w : g.rule_first(e.rule)) first += static_cast<unsigned>(std::popcount(w));
-    broad = broad || first >= 64;
+    broad = broad || GrammarAutomaton::byte_count(g.rule_first(e.rule)) >= kBroadBytes;
     // Or the one call is a nullable automaton rule (whitespace) whose mask is at hand, so
     // none is computed for it: after `{"kind":` in an anyOf of 200 objects, 200 member
     // states walked the vocabulary's ~420 whitespace tokens each. Its t may call rules.
