@@ -41,6 +41,16 @@ std::vector<uint32_t> brute_force_mask(const GrammarAutomaton& g, const Vocabula
   return mask;
 }
 
+// Llama 3's tokenizer (the shared vocabulary in place).
+std::unique_ptr<Tokenizer> llama3_tokenizer() {
+  return load_tokenizer(test_data::shared("vocab/llama3-hf/tokenizer.json").string());
+}
+
+// The grammar automaton of a JSON Schema given as text.
+std::shared_ptr<const GrammarAutomaton> schema_automaton(const std::string& text, const JsonSchemaOptions& o) {
+  return GrammarAutomaton::compile(compile_json_schema(nlohmann::ordered_json::parse(text), o).grammar);
+}
+
 // Random legal walk of `steps` masks (with random rollbacks), each checked against brute
 // force; the number of masks checked.
 // With `cache`, the walk shares it (and its configuration masks) with earlier walks; with
@@ -102,7 +112,7 @@ TEST_P(MaskProperty, FastMaskEqualsBruteForceAlongRandomWalks) {
 // formats, length bounds) whose masks come from shared walk segments and process-wide
 // caches, in two grammars that share automata.
 TEST(MaskPropertySchemas, FastMaskEqualsBruteForceOnLlama3) {
-  const auto tok = load_tokenizer(test_data::shared("vocab/llama3-hf/tokenizer.json").string());
+  const auto tok = llama3_tokenizer();
   const auto vocab = tok->shared_vocabulary();
   std::mt19937 rng(777);
   const char* schemas[] = {
@@ -122,7 +132,7 @@ TEST(MaskPropertySchemas, FastMaskEqualsBruteForceOnLlama3) {
     JsonSchemaOptions o;
     o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
     o.max_whitespace = 2;
-    const auto g = GrammarAutomaton::compile(compile_json_schema(nlohmann::ordered_json::parse(text), o).grammar);
+    const auto g = schema_automaton(text, o);
     for (int walk = 0; walk < 3; ++walk) masks += check_random_walk(g, vocab, rng, 12);
   }
   std::printf("[ property ] schemas on llama3: %zu masks equal to brute force\n", masks);
@@ -134,7 +144,7 @@ TEST(MaskPropertySchemas, FastMaskEqualsBruteForceOnLlama3) {
 // places: maxLength 64 keeps every value (the enum's own automaton), maxLength 6 drops some
 // (a smaller word list).
 TEST(MaskPropertySchemas, LargeEnumUnderAllOfEqualsBruteForceOnLlama3) {
-  const auto tok = load_tokenizer(test_data::shared("vocab/llama3-hf/tokenizer.json").string());
+  const auto tok = llama3_tokenizer();
   const auto vocab = tok->shared_vocabulary();
   std::mt19937 rng(1616);
   nlohmann::ordered_json values = nlohmann::ordered_json::array();
@@ -170,16 +180,16 @@ TEST(MaskPropertySchemas, LargeEnumUnderAllOfEqualsBruteForceOnLlama3) {
 // inlined), in the spaced form; random walks on Llama 3, each started unchecked at a point
 // of interest, without and with the whitespace mask at hand.
 TEST(MaskPropertySchemas, FramesThatCompleteBeforeTheirCallerEqualBruteForceOnLlama3) {
-  const auto tok = load_tokenizer(test_data::shared("vocab/llama3-hf/tokenizer.json").string());
+  const auto tok = llama3_tokenizer();
   const auto vocab = tok->shared_vocabulary();
   std::mt19937 rng(2026);
   JsonSchemaOptions o;
   o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
   o.max_whitespace = 3;
-  const auto g = GrammarAutomaton::compile(compile_json_schema(nlohmann::ordered_json::parse(R"({"anyOf":[
+  const auto g = schema_automaton(R"({"anyOf":[
     {"type":"object","properties":{"kind":{"const":"v_1"},"n":{"type":"integer"},"x":{"type":"number"}},"required":["kind","n","x"],"additionalProperties":false},
     {"type":"object","properties":{"kind":{"const":"v_2"},"n":{"type":"string"},"y":{"enum":[1,12,"a b"]}},"required":["kind","n"],"additionalProperties":false},
-    {"type":"object","properties":{"kind":{"const":"w"},"n":{"type":"array","items":{"type":"integer"}}},"required":["kind"],"additionalProperties":false}]})"), o).grammar);
+    {"type":"object","properties":{"kind":{"const":"w"},"n":{"type":"array","items":{"type":"integer"}}},"required":["kind"],"additionalProperties":false}]})", o);
   size_t masks = 0;
   for (const bool whitespace_first : {false, true}) {
     // With the whitespace mask computed first, the member states before whitespace are
@@ -231,14 +241,13 @@ TEST(MaskPropertySchemas, WhitespaceMasksAreSharedAcrossSchemasWhoseValuesDiffer
 // every mask for 40 steps of random tokens. Two walks share one cache, so the second also
 // reads configuration masks the first one stored.
 TEST(MaskPropertySchemas, LongStringBlocksEqualBruteForceOnLlama3) {
-  const auto tok = load_tokenizer(test_data::shared("vocab/llama3-hf/tokenizer.json").string());
+  const auto tok = llama3_tokenizer();
   const auto vocab = tok->shared_vocabulary();
   std::mt19937 rng(4242);
   JsonSchemaOptions o;
   o.max_whitespace = 2;
   static_assert(schema::kLengthBlock == 512);
-  const auto g = GrammarAutomaton::compile(
-      compile_json_schema(nlohmann::ordered_json::parse(R"({"type":"string","minLength":530,"maxLength":700})"), o).grammar);
+  const auto g = schema_automaton(R"({"type":"string","minLength":530,"maxLength":700})", o);
   auto cache = std::make_shared<TokenMaskCache>(g, vocab);
   const std::vector<int32_t> start = tok->encode_continuation("\"" + std::string(500, 'a'));
   size_t masks = 0;
@@ -254,7 +263,7 @@ TEST(MaskPropertySchemas, LongStringBlocksEqualBruteForceOnLlama3) {
 // each from 500 or 1,020 code points in, every mask checked against brute force; and the
 // continued masks were taken.
 TEST(MaskPropertySchemas, ContinuedMasksAtBlockEndsEqualBruteForceOnLlama3) {
-  const auto tok = load_tokenizer(test_data::shared("vocab/llama3-hf/tokenizer.json").string());
+  const auto tok = llama3_tokenizer();
   const auto vocab = tok->shared_vocabulary();
   std::mt19937 rng(777);
   JsonSchemaOptions o;
@@ -264,7 +273,7 @@ TEST(MaskPropertySchemas, ContinuedMasksAtBlockEndsEqualBruteForceOnLlama3) {
   for (const char* schema : {R"({"type":"string","maxLength":1100})", R"({"type":"string","minLength":1030})",
                              R"({"type":"string","maxLength":1030})"}) {
     SCOPED_TRACE(schema);
-    const auto g = GrammarAutomaton::compile(compile_json_schema(nlohmann::ordered_json::parse(schema), o).grammar);
+    const auto g = schema_automaton(schema, o);
     auto cache = std::make_shared<TokenMaskCache>(g, vocab);
     for (const size_t in : {size_t{500}, size_t{1020}}) {
       const std::vector<int32_t> start = tok->encode_continuation("\"" + std::string(in, 'a'));
@@ -340,7 +349,7 @@ void check_surrogate_pair_masks(const std::shared_ptr<const Vocabulary>& vocab, 
     SCOPED_TRACE(c.schema);
     JsonSchemaOptions o;
     o.whitespace = JsonSchemaOptions::Whitespace::kCompact;
-    const auto g = GrammarAutomaton::compile(compile_json_schema(nlohmann::ordered_json::parse(c.schema), o).grammar);
+    const auto g = schema_automaton(c.schema, o);
     auto cache = std::make_shared<TokenMaskCache>(g, vocab);
     for (int walk = 0; walk < spellings; ++walk) masks += check_spelled_walk(g, vocab, rng, c.text, cache);
     for (int walk = 0; walk < 3; ++walk) masks += check_random_walk(g, vocab, rng, 12);
