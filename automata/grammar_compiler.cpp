@@ -5,6 +5,7 @@
 // globally; then FOLLOW sets, call-graph components and mask classes (grammar_analysis.h).
 #include <algorithm>
 #include <functional>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -243,7 +244,7 @@ class AutomatonBuilder {
                                          std::vector<uint32_t>& index) {
     std::vector<uint32_t> key{kShapeTag, limits.max_states_per_rule, limits.max_states_to_minimize};
     key.reserve(64);
-    ShapeWriter{key, plan, escapes, callees, index}.add(body);
+    ShapeWriter{key, plan, escapes, callees, index, {}, 0}.add(body, true);
     for (uint32_t c : callees) index[c] = UINT32_MAX;
     return key;
   }
@@ -254,7 +255,10 @@ class AutomatonBuilder {
     const EscapeRuleFn& escapes;
     std::vector<uint32_t>& callees;
     std::vector<uint32_t>& index;
-    void add(const Expr& e) {
+    std::unordered_map<uint32_t, uint32_t> merged;  // tail-merged rule → its number in order of first appearance
+    uint32_t depth = 0;                              // merged bodies being read, one inside the other
+    // `tail` as for the automaton builder's: `e` ends the rule's body.
+    void add(const Expr& e, bool tail) {
       key.push_back(static_cast<uint32_t>(e.kind));
       switch (e.kind) {
         case Expr::Kind::kEmpty: return;
@@ -269,7 +273,20 @@ class AutomatonBuilder {
         case Expr::Kind::kRuleRef:
           if (plan && plan->substitutes(e)) {
             key.back() = kSubstituted;
-            add(plan->body(e.rule));
+            add(plan->body(e.rule), tail);
+            return;
+          }
+          if (tail && plan && plan->merges_tail(e.rule) &&
+              (depth < InlinePlan::kMaxMergeDepth || merged.count(e.rule))) {
+            // The body once, where the builder builds it; later places by its number.
+            const auto [it, fresh] = merged.try_emplace(e.rule, static_cast<uint32_t>(merged.size()));
+            key.back() = fresh ? kMerged : kMergedAgain;
+            key.push_back(it->second);
+            if (fresh) {
+              ++depth;
+              add(plan->body(e.rule), true);
+              --depth;
+            }
             return;
           }
           if (index[e.rule] == UINT32_MAX) {
@@ -286,12 +303,15 @@ class AutomatonBuilder {
           return;
         case Expr::Kind::kRepeat:
           key.insert(key.end(), {e.min, e.max});
-          add(e.children[0]);
+          add(e.children[0], false);
           return;
         case Expr::Kind::kSequence:
+          key.push_back(static_cast<uint32_t>(e.children.size()));
+          for (size_t i = 0; i < e.children.size(); ++i) add(e.children[i], tail && i + 1 == e.children.size());
+          return;
         case Expr::Kind::kChoice:
           key.push_back(static_cast<uint32_t>(e.children.size()));
-          for (const auto& c : e.children) add(c);
+          for (const auto& c : e.children) add(c, tail);
           return;
       }
     }
@@ -301,6 +321,7 @@ class AutomatonBuilder {
   static constexpr uint32_t kShapeTag = 2;
   static constexpr uint32_t kJsonBmpEscapes = 3;
   static constexpr uint32_t kSubstituted = 0xFFFFFFFFu;
+  static constexpr uint32_t kMerged = 0xFFFFFFFEu, kMergedAgain = 0xFFFFFFFDu;
 
   // Rule automata are cached process-wide (RuleDfaCache): formats, string languages and
   // object layouts recur within and across schemas. A rule other than a whole-rule automaton

@@ -44,6 +44,12 @@ class InlinePlan {
   const Expr& resolve(const Expr& e) const;
   /// The body of `rule` in the planned grammar.
   const Expr& body(uint32_t rule) const { return grammar_->rules[rule].body; }
+  /// True when a reference to `rule` at the end of a body is built as the rule's body
+  /// continuing the caller's automaton (Rule::tail_merged).
+  bool merges_tail(uint32_t rule) const { return grammar_ && grammar_->rules[rule].tail_merged; }
+  /// Merged bodies nest at most this deep in one automaton (the builder recurses into each);
+  /// a reference past it stays a call, whose rule merges the rest in its own automaton.
+  static constexpr uint32_t kMaxMergeDepth = 256;
 
  private:
   // The substituted references: open addressing with linear probing (empty slots null),

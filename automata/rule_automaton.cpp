@@ -97,7 +97,7 @@ class Nfa {
       : rule_(rule), limit_(limit), plan_(plan), escapes_(escapes) {
     start = add_state();
     accept = add_state();
-    build(rule.body, start, accept);
+    build(rule.body, start, accept, true);
     finish();
   }
 
@@ -188,7 +188,9 @@ class Nfa {
     }
   }
 
-  void build(const Expr& e, uint32_t from, uint32_t to) {
+  // `tail`: `e` ends the rule (its last step, through sequences and choices; `to` is then
+  // `accept`), where a reference to a tail-merged rule continues into that rule's body.
+  void build(const Expr& e, uint32_t from, uint32_t to, bool tail) {
     switch (e.kind) {
       case Expr::Kind::kEmpty:
         eps.push_back({from, to});
@@ -211,7 +213,22 @@ class Nfa {
       }
       case Expr::Kind::kRuleRef:
         if (plan_ && plan_->substitutes(e)) {
-          build(plan_->body(e.rule), from, to);
+          build(plan_->body(e.rule), from, to, tail);
+        } else if (tail && plan_ && plan_->merges_tail(e.rule) &&
+                   (merge_depth_ < InlinePlan::kMaxMergeDepth || merged_.count(e.rule))) {
+          // One copy of the body per automaton, entered from every place that ends with
+          // it (ShapeWriter in grammar_compiler.cpp reads the body the same way).
+          auto [it, fresh] = merged_.try_emplace(e.rule, 0);
+          if (fresh) {
+            const uint32_t entry = add_state();
+            it->second = entry;  // set first: the body may lead back to this rule
+            ++merge_depth_;
+            build(plan_->body(e.rule), entry, to, true);
+            --merge_depth_;
+            eps.push_back({from, entry});
+          } else {
+            eps.push_back({from, it->second});
+          }
         } else {
           rules.push_back({from, e.rule, to});
         }
@@ -232,21 +249,22 @@ class Nfa {
       case Expr::Kind::kSequence: {
         uint32_t cur = from;
         for (size_t i = 0; i < e.children.size(); ++i) {
-          const uint32_t next = i + 1 == e.children.size() ? to : add_state();
-          build(e.children[i], cur, next);
+          const bool last = i + 1 == e.children.size();
+          const uint32_t next = last ? to : add_state();
+          build(e.children[i], cur, next, tail && last);
           cur = next;
         }
         return;
       }
       case Expr::Kind::kChoice:
-        for (const auto& c : e.children) build(c, from, to);
+        for (const auto& c : e.children) build(c, from, to, tail);
         return;
       case Expr::Kind::kRepeat: {
         const Expr& child = e.children[0];
         uint32_t cur = from;
         for (uint32_t i = 0; i < e.min; ++i) {
           const uint32_t next = (i + 1 == e.min && e.max == e.min) ? to : add_state();
-          build(child, cur, next);
+          build(child, cur, next, false);
           cur = next;
         }
         if (e.max == e.min) return;
@@ -255,7 +273,7 @@ class Nfa {
           const uint32_t loop = add_state();
           const uint32_t back = add_state();
           eps.push_back({cur, loop});
-          build(child, loop, back);
+          build(child, loop, back, false);
           eps.push_back({back, loop});
           eps.push_back({loop, to});
           return;
@@ -264,7 +282,7 @@ class Nfa {
         for (uint32_t i = 0; i < optional; ++i) {
           eps.push_back({cur, to});
           const uint32_t next = i + 1 == optional ? to : add_state();
-          build(child, cur, next);
+          build(child, cur, next, false);
           cur = next;
         }
         return;
@@ -293,6 +311,8 @@ class Nfa {
   const EscapeRuleFn* escapes_;
   std::vector<EscapeCall> calls_;
   std::unordered_map<const Expr*, std::vector<std::vector<ByteRange>>> class_cache_;
+  std::unordered_map<uint32_t, uint32_t> merged_;  // tail-merged rule → the state its body starts from
+  uint32_t merge_depth_ = 0;                       // merged bodies being built, one inside the other
 };
 
 }  // namespace

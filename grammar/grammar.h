@@ -78,6 +78,13 @@ struct Rule {
   /// Keep this rule a rule of its own: the compiler must not copy its body into callers
   /// (a front end's hint, e.g. for a string automaton shared by many properties).
   bool no_inline = false;
+  /// Where a rule body ends with a reference to this rule (its last step, through sequences
+  /// and choices), the compiler continues the caller's automaton into this rule's body
+  /// instead of calling it: one shared copy per caller automaton, so a chain of such rules
+  /// becomes one automaton with a state per place (a front end's hint: the states of a JSON
+  /// object's member machine, one rule each, become one rule's states; docs/masks.md).
+  /// The language is the same. Only with inlining on (CompileLimits::inline_rules).
+  bool tail_merged = false;
 };
 
 /// Something about a grammar worth telling its author that does not stop it from working

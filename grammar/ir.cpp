@@ -181,7 +181,8 @@ uint32_t append_grammar(Grammar& into, const Grammar& from, std::string_view pre
   for (const Rule& r : from.rules) {
     Expr body = r.body;
     shift_rule_refs(body, offset);
-    into.add_rule(std::string(prefix) + r.name, std::move(body), r.where, r.no_inline);
+    const uint32_t added = into.add_rule(std::string(prefix) + r.name, std::move(body), r.where, r.no_inline);
+    into.rules[added].tail_merged = r.tail_merged;
   }
   return from.root + offset;
 }
