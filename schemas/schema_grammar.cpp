@@ -192,8 +192,12 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
     if (!loops.empty()) body.push_back(Expr::repeat(seq_of(sep, Expr::choice(std::move(loops))), 0, kUnbounded));
     body.push_back(exits.empty() ? never() : Expr::choice(std::move(exits)));
     // A state stays a rule of its own: inlined, each state's automaton would copy the states
-    // after it (up to the inlining budget), multiplying a member machine's 2^q states.
+    // after it (up to the inlining budget), multiplying a member machine's 2^q states. It is
+    // tail-merged: every reference to it ends a body (the state's rule or `first` below), so
+    // the compiler makes the whole machine one automaton, a few states per machine state,
+    // instead of a rule per state with a state per move (docs/schemas.md).
     const uint32_t id = add_rule(hint + "-s" + std::to_string(s), Expr::sequence(std::move(body)), true);
+    g_.rules[id].tail_merged = true;
     after[s] = id;
     return Expr::rule_ref(id);
   };
@@ -201,7 +205,13 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
   for (const auto& mv : m.moves[0]) first.push_back(seq_of(m.elements[mv.element], A(mv.target)));
   std::vector<Expr> alts;
   if (m.accepting[0]) alts.push_back(p.empty);
-  if (!first.empty()) alts.push_back(seq_of(p.open, Expr::choice(std::move(first)), p.close));
+  if (!first.empty()) {
+    // The machine from its first element on: a rule of its own (kept, not inlined), so that
+    // the state rules are references that end its body and merge into its automaton.
+    Expr rest = Expr::choice(std::move(first));
+    if (m.moves.size() > 2) rest = Expr::rule_ref(add_rule(hint + "-first", std::move(rest), true));
+    alts.push_back(seq_of(p.open, std::move(rest), p.close));
+  }
   return alts.empty() ? never() : Expr::choice(std::move(alts));
 }
 
