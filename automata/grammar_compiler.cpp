@@ -276,8 +276,7 @@ class AutomatonBuilder {
             add(plan->body(e.rule), tail);
             return;
           }
-          if (tail && plan && plan->merges_tail(e.rule) &&
-              (depth < InlinePlan::kMaxMergeDepth || merged.count(e.rule))) {
+          if (plan && plan->merges(e, tail, depth, merged.count(e.rule) > 0)) {
             // The body once, where the builder builds it; later places by its number.
             const auto [it, fresh] = merged.try_emplace(e.rule, static_cast<uint32_t>(merged.size()));
             key.back() = fresh ? kMerged : kMergedAgain;

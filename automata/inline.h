@@ -44,12 +44,17 @@ class InlinePlan {
   const Expr& resolve(const Expr& e) const;
   /// The body of `rule` in the planned grammar.
   const Expr& body(uint32_t rule) const { return grammar_->rules[rule].body; }
-  /// True when a reference to `rule` at the end of a body is built as the rule's body
-  /// continuing the caller's automaton (Rule::tail_merged).
-  bool merges_tail(uint32_t rule) const { return grammar_ && grammar_->rules[rule].tail_merged; }
   /// Merged bodies nest at most this deep in one automaton (the builder recurses into each);
   /// a reference past it stays a call, whose rule merges the rest in its own automaton.
   static constexpr uint32_t kMaxMergeDepth = 256;
+  /// True when the reference `ref` (not substituted) is built as its rule's body continuing
+  /// the caller's automaton (Rule::tail_merged): it ends the body (`tail`), and either its
+  /// body is merged already in this automaton (`merged_already`) or merged bodies nest less
+  /// than kMaxMergeDepth deep there (`depth`). The automaton builder and the shape key of
+  /// the rule-automaton cache both ask this, so they read a body alike.
+  bool merges(const Expr& ref, bool tail, uint32_t depth, bool merged_already) const {
+    return tail && grammar_ && grammar_->rules[ref.rule].tail_merged && (merged_already || depth < kMaxMergeDepth);
+  }
 
  private:
   // The substituted references: open addressing with linear probing (empty slots null),

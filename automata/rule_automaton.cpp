@@ -214,8 +214,7 @@ class Nfa {
       case Expr::Kind::kRuleRef:
         if (plan_ && plan_->substitutes(e)) {
           build(plan_->body(e.rule), from, to, tail);
-        } else if (tail && plan_ && plan_->merges_tail(e.rule) &&
-                   (merge_depth_ < InlinePlan::kMaxMergeDepth || merged_.count(e.rule))) {
+        } else if (plan_ && plan_->merges(e, tail, merge_depth_, merged_.count(e.rule) > 0)) {
           // One copy of the body per automaton, entered from every place that ends with
           // it (ShapeWriter in grammar_compiler.cpp reads the body the same way).
           auto [it, fresh] = merged_.try_emplace(e.rule, 0);
