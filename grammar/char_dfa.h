@@ -49,11 +49,13 @@ class CharDfa {
   static CharDfa all();
   /// Exactly `utf8`.
   static CharDfa literal(std::string_view utf8);
-  /// Exactly the strings of `utf8` (a minimized trie, built in time linear in their bytes
-  /// after sorting them; it records them as words()). Throws std::invalid_argument for text
-  /// that is not UTF-8, AutomatonLimitError when the trie passes max_states().
+  /// Exactly the strings of `utf8` (the minimal automaton, built in time linear in their
+  /// bytes after sorting them, without their trie; it records them as words()). Throws
+  /// std::invalid_argument for text that is not UTF-8, AutomatonLimitError when the minimal
+  /// automaton passes max_states().
   static CharDfa literals(const std::vector<std::string>& utf8);
-  /// literals() of strings already sorted (byte order) and without duplicates.
+  /// literals() of strings already sorted (byte order) and without duplicates (others are
+  /// sorted first).
   static CharDfa sorted_literals(std::vector<std::string> words);
   /// Strings of `min`..`max` code points (max = kUnbounded: no upper bound).
   static CharDfa length(uint32_t min, uint32_t max);

@@ -2,11 +2,11 @@
 // literals() and the set operations intersect() and unite() take on lists.
 #include <algorithm>
 #include <iterator>
-#include <unordered_map>
 
 #include "grammar/char_dfa.h"
 #include "grammar/char_dfa_detail.h"
 #include "grammar/hash.h"
+#include "grammar/intern_table.h"
 #include "grammar/utf8.h"
 
 namespace lockstep {
@@ -15,7 +15,9 @@ using char_dfa_detail::append_edge;
 using char_dfa_detail::check_limit;
 
 namespace {
-using VecHash = U32SeqHash</*SeedWithLength=*/true>;
+struct SignatureHash {
+  uint64_t operator()(const std::vector<uint32_t>& v) const { return fmix64(fnv1a_u32(v, kFnvOffsetBasis ^ v.size())); }
+};
 }  // namespace
 
 CharDfa CharDfa::literal(std::string_view text) { return sorted_literals({std::string(text)}); }
@@ -28,69 +30,98 @@ CharDfa CharDfa::literals(const std::vector<std::string>& utf8) {
 }
 
 CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
-  // A trie of the code points (a DFA as it stands), then minimized: shared suffixes merge.
-  // The trie is acyclic, so it is minimized bottom-up (Revuz, "Minimisation of acyclic
-  // deterministic automata in linear time", TCS 1992): two states are equivalent exactly
-  // when they agree on finality and on the classes their edges lead to. A state's children
-  // were created after it, so a pass from the last state to the first sees every child's
-  // class before its parent's.
-  std::vector<State> states(1);
-  for (const std::string& text : texts) {
-    uint32_t q = 0;
+  // The minimal automaton built word by word from sorted input, without the trie (Daciuk,
+  // Mihov, Watson & Watson, "Incremental construction of minimal acyclic finite-state
+  // automata", Computational Linguistics 26(1), 2000, section 3). Only the path of the last
+  // word is open; when the next word leaves it, the states below the common prefix can get
+  // no more edges, and each is replaced by an equal registered state or registered itself:
+  // equal means the same finality and the same edges to registered states, a state's
+  // children being settled before it. Time linear in the bytes; memory the minimal
+  // automaton's, plus one word.
+  struct Open {
+    bool final = false;
+    std::vector<Edge> edges;  // sorted; the last edge leads to the next open state (target unset)
+  };
+  std::vector<Open> path(1);  // path[0]: the start; path[i + 1] after the i-th code point
+  size_t open = 1;            // path[0..open) is the last word's path (entries past it are reused)
+  std::vector<State> reg;     // registered states (numbered below, after the walk)
+  InternTable<std::vector<uint32_t>, SignatureHash> registered(1024);  // numbered as reg
+  std::vector<uint32_t> key;
+  auto settle = [&](const Open& o) {
+    key.assign(1, o.final ? 1u : 0u);
+    for (const Edge& e : o.edges) char_dfa_detail::append_class_edge(key, e.lo, e.hi, e.target);
+    const auto [id, fresh] = registered.intern(key);
+    if (fresh) {
+      State& st = reg.emplace_back();
+      st.final = o.final;
+      for (const Edge& e : o.edges) append_edge(st.edges, e.lo, e.hi, e.target);
+      check_limit(reg.size());  // every registered state is one of the result's
+    }
+    return id;
+  };
+  auto close_below = [&](size_t depth) {  // settles path[depth + 1 ..]
+    for (; open > depth + 1; --open) path[open - 2].edges.back().target = settle(path[open - 1]);
+  };
+  std::vector<uint32_t> cps, last;
+  for (size_t w = 0; w < texts.size(); ++w) {
+    const std::string& text = texts[w];
+    cps.clear();
     for (size_t i = 0; i < text.size();) {
       const uint32_t cp = utf8::decode(text, i);
       if (cp == utf8::kInvalid) throw std::invalid_argument("literal is not valid UTF-8");
-      auto& edges = states[q].edges;
-      auto it = std::lower_bound(edges.begin(), edges.end(), cp, [](const Edge& e, uint32_t c) { return e.lo < c; });
-      if (it != edges.end() && it->lo == cp) {
-        q = it->target;
-        continue;
+      cps.push_back(cp);
+    }
+    size_t common = 0;
+    if (w > 0) {
+      while (common < cps.size() && common < last.size() && cps[common] == last[common]) ++common;
+      // Sorted and distinct: the word goes on past the common prefix, with a greater code
+      // point than the last word's there (UTF-8 byte order is code point order). A list
+      // that is not is sorted and deduplicated first.
+      if (common == cps.size() || (common < last.size() && cps[common] < last[common])) {
+        std::sort(texts.begin(), texts.end());  // not as documented: sorted here, once
+        texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
+        return sorted_literals(std::move(texts));
       }
-      const uint32_t t = static_cast<uint32_t>(states.size());
-      edges.insert(it, Edge{cp, cp, t});
-      states.emplace_back();
-      check_limit(states.size());
-      q = t;
     }
-    states[q].final = true;
-  }
-  if (texts.size() == 1) {  // one chain: minimal as it stands
-    CharDfa d;
-    d.states_ = std::move(states);
-    d.minimal_ = true;
-    d.words_ = std::make_shared<const std::vector<std::string>>(std::move(texts));
-    return d;
-  }
-  const size_t n = states.size();
-  std::vector<uint32_t> cls(n);
-  std::unordered_map<std::vector<uint32_t>, uint32_t, VecHash> class_of;
-  uint32_t classes = 0;
-  std::vector<uint32_t> key;
-  for (size_t s = n; s-- > 0;) {
-    // Finality, then the edges with targets as classes, adjacent ranges to one class merged.
-    key.assign(1, states[s].final ? 1u : 0u);
-    for (const Edge& e : states[s].edges) {
-      char_dfa_detail::append_class_edge(key, e.lo, e.hi, cls[e.target]);
+    close_below(common);
+    for (size_t i = common; i < cps.size(); ++i) {
+      path[open - 1].edges.push_back(Edge{cps[i], cps[i], 0});
+      if (path.size() == open) path.emplace_back();
+      Open& next = path[open++];
+      next.final = false;
+      next.edges.clear();
     }
-    cls[s] = class_of.try_emplace(key, classes).first->second;
-    if (cls[s] == classes) ++classes;
+    path[open - 1].final = true;
+    last.swap(cps);
   }
-  // Number the classes by their lowest state, as minimized() does (the start's class first),
-  // each read from that state.
-  std::vector<uint32_t> id(classes, UINT32_MAX), rep;
-  for (uint32_t s = 0; s < n; ++s) {
-    if (id[cls[s]] == UINT32_MAX) id[cls[s]] = static_cast<uint32_t>(rep.size()), rep.push_back(s);
+  close_below(0);
+  const uint32_t start = settle(path[0]);
+  // Number the states in the order a depth-first walk from the start first meets them,
+  // edges in code point order: the trie's creation order, class by class (each class
+  // numbered by its first trie state), so the start is state 0.
+  std::vector<uint32_t> id(reg.size(), UINT32_MAX), order;
+  order.reserve(reg.size());
+  std::vector<std::pair<uint32_t, uint32_t>> stack{{start, 0}};
+  id[start] = 0;
+  order.push_back(start);
+  while (!stack.empty()) {
+    auto& [s, k] = stack.back();
+    if (k == reg[s].edges.size()) {
+      stack.pop_back();
+      continue;
+    }
+    const uint32_t t = reg[s].edges[k++].target;
+    if (id[t] != UINT32_MAX) continue;
+    id[t] = static_cast<uint32_t>(order.size());
+    order.push_back(t);
+    stack.emplace_back(t, 0);
   }
   CharDfa d;
-  d.states_.resize(rep.size());
-  for (uint32_t i = 0; i < rep.size(); ++i) {
-    const State& st = states[rep[i]];
+  d.states_.resize(order.size());
+  for (uint32_t i = 0; i < order.size(); ++i) {
     State& o = d.states_[i];
-    o.final = st.final;
-    for (const Edge& e : st.edges) {
-      const uint32_t t = id[cls[e.target]];
-      append_edge(o.edges, e.lo, e.hi, t);
-    }
+    o = std::move(reg[order[i]]);
+    for (Edge& e : o.edges) e.target = id[e.target];
   }
   d.minimal_ = true;
   d.words_ = std::make_shared<const std::vector<std::string>>(std::move(texts));

@@ -124,11 +124,7 @@ DfaPtr dfa_or(const DfaPtr& a, const DfaPtr& b) {
   if (a == all_strings() || b == all_strings()) return all_strings();
   if (auto w = CharDfa::unite_words(*a, *b)) {
     if (DfaPtr same = unchanged_operand(*w, a, b)) return same;  // one list held the other
-    try {
-      return std::make_shared<CharDfa>(CharDfa::sorted_literals(std::move(*w)));
-    } catch (const AutomatonLimitError&) {
-      // The merged trie is too large; the product's minimized automaton may still fit.
-    }
+    return std::make_shared<CharDfa>(CharDfa::sorted_literals(std::move(*w)));
   }
   return std::make_shared<CharDfa>(CharDfa::unite(*a, *b));
 }

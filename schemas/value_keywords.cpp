@@ -72,16 +72,9 @@ DfaPtr SchemaCompiler::literal_set(std::vector<std::string> strings, const std::
   DfaPtr d;
   try {
     d = std::make_shared<CharDfa>(CharDfa::sorted_literals(strings));
-  } catch (AutomatonLimitError&) {
-    // The trie is past the state limit; its minimized automaton may still fit: halves,
-    // united (by a product when their merged trie is too large).
-    if (strings.size() < 2) throw;
-    const auto mid = strings.begin() + static_cast<ptrdiff_t>(strings.size() / 2);
-    Norm a = Norm::nothing(), b = Norm::nothing();
-    a.string = literal_set({strings.begin(), mid}, pointer);
-    b.string = literal_set({mid, strings.end()}, pointer);
-    deadline_.check_now(ErrorLocation::at_pointer(pointer));
-    return unite(a, b).string;  // no words(): not interned
+  } catch (AutomatonLimitError& e) {
+    e.locate(ErrorLocation::at_pointer(pointer));
+    throw;
   } catch (const std::invalid_argument& e) {
     throw SchemaError(pointer, e.what());
   }

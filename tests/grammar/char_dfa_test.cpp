@@ -1,5 +1,6 @@
 // Code-point automata: Boolean operations checked against their definitions on sample
 // strings, and the JSON-string embedding (raw characters and escapes).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include "automata/earley.h"
 #include "grammar/char_dfa.h"
+#include "lockstep/limits.h"
 
 namespace lockstep {
 namespace {
@@ -96,6 +98,64 @@ TEST(CharDfa, ShortcutsGiveThePartitionRefinementResult) {
     for (const std::string s : {"", "a", "ab", "abab", "c", "\xc3\xa9\"", "zz", "abx", "\"\""}) {
       EXPECT_EQ(fast.accepts(s), !x.accepts(s)) << "sample " << i << ": " << s;
     }
+  }
+}
+
+// sorted_literals() builds the minimal automaton word by word without the trie: its states
+// are numbered as the trie's classes (the order a depth-first walk first meets them), it
+// sorts input that is not sorted, and its limit is on the minimal automaton, not the trie.
+TEST(CharDfa, SortedLiteralsIsTheMinimalTrieInTrieOrder) {
+  std::mt19937 rng(23);
+  const std::vector<std::string> letters{"a", "b", "\xc3\xa9", "\xe2\x82\xac", "z"};
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<std::string> texts(rng() % 30);
+    for (auto& t : texts) {
+      for (size_t n = rng() % 7; n > 0; --n) t += letters[rng() % letters.size()];
+    }
+    const CharDfa shuffled = CharDfa::sorted_literals(texts);  // unsorted, with duplicates
+    const CharDfa lits = CharDfa::literals(texts);
+    std::vector<std::string> sorted = texts;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    ASSERT_NE(lits.words(), nullptr);
+    EXPECT_EQ(*lits.words(), sorted) << "trial " << trial;
+    EXPECT_EQ(*shuffled.words(), sorted) << "trial " << trial;
+    // Numbered in depth-first order from the start, edges in code point order.
+    std::vector<uint32_t> order{0}, seen(lits.size(), 0);
+    std::vector<std::pair<uint32_t, size_t>> stack{{0, 0}};
+    seen[0] = 1;
+    while (!stack.empty()) {
+      auto& [s, k] = stack.back();
+      if (k == lits.states()[s].edges.size()) {
+        stack.pop_back();
+        continue;
+      }
+      const uint32_t t = lits.states()[s].edges[k++].target;
+      if (!seen[t]) seen[t] = 1, order.push_back(t), stack.emplace_back(t, 0);
+    }
+    for (uint32_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], i) << "trial " << trial;
+    EXPECT_EQ(order.size(), lits.size()) << "trial " << trial;
+    EXPECT_EQ(CharDfa::from_states(lits.states()).minimized().size(), lits.size()) << "trial " << trial;
+    EXPECT_EQ(canonical_form(shuffled), canonical_form(lits)) << "trial " << trial;
+    for (const auto& t : texts) EXPECT_TRUE(lits.accepts(t)) << t;
+    for (const std::string t : {"", "a", "ab", "zz", "\xc3\xa9z"}) {
+      EXPECT_EQ(lits.accepts(t), std::binary_search(sorted.begin(), sorted.end(), t)) << t;
+    }
+  }
+  // 300 words of 12 code points: a trie of 3,000 states or so, a minimal automaton of 13.
+  std::vector<std::string> words;
+  for (int i = 0; i < 300; ++i) words.push_back(fmt::format("{:03}-suffix-x", i));
+  EngineLimits limits = engine_limits();
+  limits.string_automaton_states = 40;
+  {
+    ScopedEngineLimits scoped(limits);
+    const CharDfa d = CharDfa::literals(words);
+    EXPECT_EQ(d.size(), 13u);
+    EXPECT_TRUE(d.accepts("299-suffix-x"));
+    EXPECT_FALSE(d.accepts("300-suffix-x"));
+    limits.string_automaton_states = 12;
+    ScopedEngineLimits tighter(limits);
+    EXPECT_THROW(CharDfa::literals(words), AutomatonLimitError);
   }
 }
 

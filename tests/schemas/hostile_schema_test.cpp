@@ -356,20 +356,36 @@ TEST_F(HostileAlgebra, TheDeadlineStopsALongCompilation) {
 
 // An enum is one keyword, but may be most of a document: the deadline is read inside it,
 // and the error names it. 100 ms: far more than everything before the enum takes (a few
-// ms; under sanitizers too), far less than the enum's automata (over 400 ms), so the
-// deadline passes inside the enum whatever the machine's load.
+// ms; under sanitizers too), far less than reading, sorting and compiling 400,000 strings,
+// so the deadline passes inside the enum whatever the machine's load. With the default
+// limits, 100,000 random strings of 12 letters need a minimal automaton of more states
+// than string_automaton_states allows, and the error says so, naming the enum.
 TEST_F(HostileAlgebra, TheDeadlineStopsAHugeEnum) {
+  auto schema_of = [](int n) {
+    std::mt19937 rng(100000);
+    ojson values = ojson::array();
+    for (int i = 0; i < n; ++i) {
+      std::string v(12, 'a');
+      for (char& c : v) c = static_cast<char>('a' + rng() % 26);
+      values.push_back(v);
+    }
+    return ojson{{"properties", {{"code", {{"enum", values}}}}}};
+  };
   EngineLimits l = engine_limits();
   l.compile_ms = 100;
-  ScopedLimits scoped(l);
-  std::mt19937 rng(100000);
-  ojson values = ojson::array();
-  for (int i = 0; i < 100000; ++i) {
-    std::string v(12, 'a');
-    for (char& c : v) c = static_cast<char>('a' + rng() % 26);
-    values.push_back(v);
+  {
+    ScopedLimits scoped(l);
+    const ojson schema = schema_of(100000);
+    const auto start = std::chrono::steady_clock::now();
+    const LimitError e = limit_error(schema);
+    EXPECT_LT(seconds_since(start), 5.0);
+    EXPECT_EQ(e.limit(), "string_automaton_states") << e.what();
+    ASSERT_TRUE(e.location().pointer) << e.what();
+    EXPECT_EQ(*e.location().pointer, "/properties/code/enum") << e.what();
   }
-  const ojson schema = {{"properties", {{"code", {{"enum", values}}}}}};
+  l.string_automaton_states = 20'000'000;
+  ScopedLimits scoped(l);
+  const ojson schema = schema_of(400000);
   const auto start = std::chrono::steady_clock::now();
   const LimitError e = limit_error(schema);
   EXPECT_LT(seconds_since(start), 5.0);
