@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "grammar/expr_identity.h"
+#include "grammar/hash.h"
 #include "schemas/grammar_builder.h"
 #include "schemas/number_sets.h"
 #include "schemas/schema_compiler.h"
@@ -168,26 +169,141 @@ Expr GrammarBuilder::norm_expr(const Norm& n, uint32_t depth, const std::string&
   return alts.empty() ? never() : Expr::choice(std::move(alts));
 }
 
+namespace {
+
+// Where the onward moves of one state (to other states, in order) are those of another
+// state after its first move: tail[s] = s', or UINT32_MAX. A machine over declared names in
+// schema order is such a chain: the names that may come at position p are name p and those
+// that may come at p + 1. `links[s]` counts the states down s's chain of tails. A state's
+// tail starts with its second onward move, so the states are looked up by their first one
+// (sorted pairs, no table): in any order, where a move adds a name to the set of names read,
+// no two states have a second and a first move alike, and nothing is compared.
+struct MoveChains {
+  std::vector<uint32_t> tail, links;
+  std::vector<char> is_tail;
+};
+
+MoveChains move_chains(const Machine& m) {
+  const auto n = static_cast<uint32_t>(m.moves.size());
+  MoveChains c;
+  c.tail.assign(n, UINT32_MAX);
+  c.links.assign(n, 0);
+  c.is_tail.assign(n, 0);
+  // The i-th onward move of s (self-loops skipped), or nullptr past the last.
+  auto onward = [&](uint32_t s, size_t i) -> const Machine::Move* {
+    for (const auto& mv : m.moves[s]) {
+      if (mv.target != s && i-- == 0) return &mv;
+    }
+    return nullptr;
+  };
+  auto key = [](const Machine::Move& mv) { return uint64_t{mv.element} << 32 | mv.target; };
+  std::vector<std::pair<uint64_t, uint32_t>> by_first;  // (first onward move, state)
+  for (uint32_t s = 0; s < n; ++s) {
+    if (const Machine::Move* mv = onward(s, 0)) by_first.emplace_back(key(*mv), s);
+  }
+  std::sort(by_first.begin(), by_first.end());
+  // Whether t's onward moves are s's after the first.
+  auto is_tail_of = [&](uint32_t t, uint32_t s) {
+    auto a = m.moves[s].begin(), ae = m.moves[s].end(), b = m.moves[t].begin(), be = m.moves[t].end();
+    bool skipped = false;
+    for (;;) {
+      while (a != ae && a->target == s) ++a;
+      if (a != ae && !skipped) {
+        skipped = true, ++a;
+        continue;
+      }
+      while (b != be && b->target == t) ++b;
+      if (a == ae || b == be) return a == ae && b == be;
+      if (a->element != b->element || a->target != b->target) return false;
+      ++a, ++b;
+    }
+  };
+  for (uint32_t s = 0; s < n; ++s) {
+    const Machine::Move* second = onward(s, 1);
+    if (!second) continue;
+    const std::pair<uint64_t, uint32_t> lo{key(*second), 0};
+    for (auto it = std::lower_bound(by_first.begin(), by_first.end(), lo); it != by_first.end() && it->first == lo.first; ++it) {
+      if (it->second != s && is_tail_of(it->second, s)) {
+        c.tail[s] = it->second;
+        c.is_tail[it->second] = 1;
+        break;
+      }
+    }
+  }
+  // Links down each chain (a tail has one onward move fewer: no cycle).
+  std::vector<uint32_t> path;
+  std::vector<char> known(n, 0);
+  for (uint32_t s = 0; s < n; ++s) {
+    for (uint32_t x = s; !known[x]; x = c.tail[x]) {
+      path.push_back(x);
+      if (c.tail[x] == UINT32_MAX) break;
+    }
+    while (!path.empty()) {
+      const uint32_t x = path.back();
+      path.pop_back();
+      c.links[x] = c.tail[x] == UINT32_MAX ? 0 : c.links[c.tail[x]] + 1;
+      known[x] = 1;
+    }
+  }
+  return c;
+}
+
+// Chains are cut into automata of this many links (a kept rule at every kChainBlock-th
+// link): one automaton for a chain of n links would be determinized in time about n^3.
+constexpr uint32_t kChainBlock = 32;
+
+}  // namespace
+
 Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::string& hint) {
   // A(s): after at least one element, in state s.
   std::vector<int64_t> after(m.moves.size(), -1);
   // A machine of one or two states writes the separator in a place or two: no rule for it.
   const Expr sep = m.moves.size() > 2 ? sep_ref(p.sep) : p.sep;
-  std::function<Expr(uint32_t)> A = [&](uint32_t s) -> Expr {
+  // C(s): the choice of s's next element and what follows it. Where s's onward moves are
+  // another state's after a first one (schema order: the name at this position, or any
+  // that may come at the next), C(s) is that first move or C(that state): a chain of n
+  // links in n rules, where the choices spelled out would be n^2/2 moves. Its rules are
+  // tail-merged into automata of kChainBlock links; each next block is a kept rule the
+  // automaton calls (docs/schemas.md).
+  const MoveChains chains = m.moves.size() > 2 ? move_chains(m) : MoveChains{};
+  std::vector<int64_t> choice_rule(m.moves.size(), -1);
+  std::function<Expr(uint32_t)> A;
+  std::function<Expr(uint32_t)> C = [&](uint32_t s) -> Expr {
+    if (choice_rule[s] >= 0) return Expr::rule_ref(static_cast<uint32_t>(choice_rule[s]));
+    std::vector<Expr> alts;
+    for (const auto& mv : m.moves[s]) {
+      if (mv.target == s) continue;
+      alts.push_back(seq_of(m.elements[mv.element], A(mv.target)));
+      if (chains.tail[s] != UINT32_MAX) break;  // the rest: C(tail)
+    }
+    if (chains.tail[s] != UINT32_MAX) alts.push_back(C(chains.tail[s]));
+    const uint32_t id = add_rule(hint + "-c" + std::to_string(s), Expr::choice(std::move(alts)), true);
+    g_.rules[id].tail_merged = chains.links[s] == 0 || chains.links[s] % kChainBlock != 0;
+    choice_rule[s] = id;
+    return Expr::rule_ref(id);
+  };
+  auto chained = [&](uint32_t s) {
+    return !chains.tail.empty() && (chains.tail[s] != UINT32_MAX || chains.is_tail[s]);
+  };
+  A = [&](uint32_t s) -> Expr {
     if (after[s] >= 0) return Expr::rule_ref(static_cast<uint32_t>(after[s]));
     std::vector<Expr> loops, exits, onward;
     for (const auto& mv : m.moves[s]) {
       if (mv.target == s) loops.push_back(m.elements[mv.element]);
     }
     if (m.accepting[s]) exits.push_back(Expr::empty());
-    onward.reserve(m.moves[s].size());
-    for (const auto& mv : m.moves[s]) {
-      if (mv.target != s) onward.push_back(seq_of(m.elements[mv.element], A(mv.target)));  // two rule references
+    if (chained(s)) {
+      exits.push_back(seq_of(sep, C(s)));
+    } else {
+      onward.reserve(m.moves[s].size());
+      for (const auto& mv : m.moves[s]) {
+        if (mv.target != s) onward.push_back(seq_of(m.elements[mv.element], A(mv.target)));  // two rule references
+      }
+      // The separator once, before the choice of the next element: a member machine has
+      // 2^q states with up to q moves each, and every expression node is paid for in each
+      // pass over the grammar (the rule automaton is the same either way).
+      if (!onward.empty()) exits.push_back(seq_of(sep, Expr::choice(std::move(onward))));
     }
-    // The separator once, before the choice of the next element: a member machine has
-    // 2^q states with up to q moves each, and every expression node is paid for in each
-    // pass over the grammar (the rule automaton is the same either way).
-    if (!onward.empty()) exits.push_back(seq_of(sep, Expr::choice(std::move(onward))));
     std::vector<Expr> body;
     if (!loops.empty()) body.push_back(Expr::repeat(seq_of(sep, Expr::choice(std::move(loops))), 0, kUnbounded));
     body.push_back(exits.empty() ? never() : Expr::choice(std::move(exits)));
@@ -202,7 +318,11 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
     return Expr::rule_ref(id);
   };
   std::vector<Expr> first;
-  for (const auto& mv : m.moves[0]) first.push_back(seq_of(m.elements[mv.element], A(mv.target)));
+  if (chained(0) && std::none_of(m.moves[0].begin(), m.moves[0].end(), [](const auto& mv) { return mv.target == 0; })) {
+    first.push_back(C(0));  // no loop at the start: its moves are its onward ones
+  } else {
+    for (const auto& mv : m.moves[0]) first.push_back(seq_of(m.elements[mv.element], A(mv.target)));
+  }
   std::vector<Expr> alts;
   if (m.accepting[0]) alts.push_back(p.empty);
   if (!first.empty()) {
