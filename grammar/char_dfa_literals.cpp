@@ -38,6 +38,23 @@ CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
   // equal means the same finality and the same edges to registered states, a state's
   // children being settled before it. Time linear in the bytes; memory the minimal
   // automaton's, plus one word.
+  if (texts.size() == 1) {  // one word: its chain is minimal as it stands
+    CharDfa d;
+    const std::string& text = texts[0];
+    d.states_.emplace_back();
+    for (size_t i = 0; i < text.size();) {
+      const uint32_t cp = utf8::decode(text, i);
+      if (cp == utf8::kInvalid) throw std::invalid_argument("literal is not valid UTF-8");
+      const auto next = static_cast<uint32_t>(d.states_.size());
+      d.states_.back().edges.push_back(Edge{cp, cp, next});
+      d.states_.emplace_back();
+      check_limit(d.states_.size());
+    }
+    d.states_.back().final = true;
+    d.minimal_ = true;
+    d.words_ = std::make_shared<const std::vector<std::string>>(std::move(texts));
+    return d;
+  }
   struct Open {
     bool final = false;
     std::vector<Edge> edges;  // sorted; the last edge leads to the next open state (target unset)
@@ -45,7 +62,7 @@ CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
   std::vector<Open> path(1);  // path[0]: the start; path[i + 1] after the i-th code point
   size_t open = 1;            // path[0..open) is the last word's path (entries past it are reused)
   std::vector<State> reg;     // registered states (numbered below, after the walk)
-  InternTable<std::vector<uint32_t>, SignatureHash> registered(1024);  // numbered as reg
+  InternTable<std::vector<uint32_t>, SignatureHash> registered(2 * texts.size());  // numbered as reg
   std::vector<uint32_t> key;
   auto settle = [&](const Open& o) {
     key.assign(1, o.final ? 1u : 0u);
