@@ -14,12 +14,6 @@ namespace lockstep {
 using char_dfa_detail::append_edge;
 using char_dfa_detail::check_limit;
 
-namespace {
-struct SignatureHash {
-  uint64_t operator()(const std::vector<uint32_t>& v) const { return fmix64(fnv1a_u32(v, kFnvOffsetBasis ^ v.size())); }
-};
-}  // namespace
-
 CharDfa CharDfa::literal(std::string_view text) { return sorted_literals({std::string(text)}); }
 
 CharDfa CharDfa::literals(const std::vector<std::string>& utf8) {
@@ -62,7 +56,7 @@ CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
   std::vector<Open> path(1);  // path[0]: the start; path[i + 1] after the i-th code point
   size_t open = 1;            // path[0..open) is the last word's path (entries past it are reused)
   std::vector<State> reg;     // registered states (numbered below, after the walk)
-  InternTable<std::vector<uint32_t>, SignatureHash> registered(2 * texts.size());  // numbered as reg
+  InternTable<std::vector<uint32_t>, char_dfa_detail::SignatureHash> registered(2 * texts.size());  // numbered as reg
   std::vector<uint32_t> key;
   auto settle = [&](const Open& o) {
     key.assign(1, o.final ? 1u : 0u);
