@@ -61,21 +61,16 @@ class AutomatonWalk {
   void collect_parts(std::vector<std::pair<int32_t, uint32_t>>& uncertain) {
     states_[0] = state_;
     const uint32_t* first = tables_.row(state_);
-    const std::vector<uint32_t>& longs = longs_.positions;
-    size_t next_long = 0;  // first index into `longs` at or after the segment
-    for (size_t lo = 0; lo < sorted_.size();) {
-      const std::string_view bytes = vocab_.sorted_bytes(lo);
-      const size_t hi = bytes.empty() ? lo + 1 : vocab_.sorted_prefix_end(lo, 1);
-      while (next_long < longs.size() && longs[next_long] < lo) ++next_long;
-      size_t end_long = next_long;
-      while (end_long < longs.size() && longs[end_long] < hi) ++end_long;
-      const uint32_t e1 = bytes.empty() ? ClassTables::kNone : first[tables_.class_of(static_cast<uint8_t>(bytes[0]))];
-      const uint32_t s1 = e1 == ClassTables::kNone ? ClassTables::kNone : e1 & ~ClassTables::kFinalBit;
-      if (s1 == ClassTables::kNone) {  // every token of the segment fails at its first byte: rejected
-        lo = hi;
-        continue;
-      }
-      const uint8_t b = static_cast<uint8_t>(bytes[0]);
+    // The segments by first byte, from the vocabulary's tables (a few hundred entries):
+    // a segment whose first byte fails is passed over without reading its tokens.
+    for (unsigned b = 0; b < 256; ++b) {
+      const size_t lo = vocab_.sorted_first_byte_begin(b), hi = vocab_.sorted_first_byte_begin(b + 1);
+      if (lo == hi) continue;
+      const uint32_t e1 = first[tables_.class_of(static_cast<uint8_t>(b))];
+      // Every token of the segment fails at its first byte: rejected.
+      if (e1 == ClassTables::kNone) continue;
+      const uint32_t s1 = e1 & ~ClassTables::kFinalBit;
+      const size_t next_long = longs_.first_byte_begin[b], end_long = longs_.first_byte_begin[b + 1];
       Part part{lo, hi, 0, 0, nullptr, nullptr};
       const size_t n_long = end_long - next_long;
       const uint64_t key = static_cast<uint64_t>(s1) << 8 | b;
@@ -133,7 +128,6 @@ class AutomatonWalk {
       if (part.segment->complement) complement_tokens_ += hi - lo - (part.long_hi - part.long_lo);
       if (part.tail && part.tail->complement) complement_tokens_ += part.long_hi - part.long_lo;
       parts_.push_back(std::move(part));
-      lo = hi;
     }
   }
 

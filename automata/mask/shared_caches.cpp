@@ -2,6 +2,9 @@
 // shared_caches.h).
 #include "automata/mask/shared_caches.h"
 
+#include <bit>
+#include <cstddef>
+
 #include "grammar/limits.h"
 
 namespace lockstep::mask {
@@ -19,6 +22,10 @@ const LongTokens& long_tokens(const Vocabulary& v) {
       if (v.sorted_bytes(i).size() <= kShortTokenBytes) continue;
       made->positions.push_back(static_cast<uint32_t>(i));
       made->by_id[static_cast<size_t>(sorted[i]) / 32] |= 1u << (sorted[i] % 32);
+    }
+    for (unsigned b = 0, k = 0; b <= 256; ++b) {
+      while (k < made->positions.size() && made->positions[k] < v.sorted_first_byte_begin(b)) ++k;
+      made->first_byte_begin[b] = static_cast<uint32_t>(k);
     }
     slot = std::move(made);
   }
@@ -53,9 +60,16 @@ std::shared_ptr<SharedSegments::Row> SharedSegments::row(const std::string& sign
   return slot;
 }
 
+size_t SharedSegments::Row::rank(uint8_t byte) const {
+  size_t n = 0;
+  for (unsigned w = 0; w < byte >> 6; ++w) n += static_cast<size_t>(std::popcount(held_[w]));
+  const unsigned bit = byte & 63;
+  return n + static_cast<size_t>(std::popcount(bit == 0 ? 0 : held_[byte >> 6] & ((uint64_t{1} << bit) - 1)));
+}
+
 std::shared_ptr<const Segment> SharedSegments::get(const Row& row, uint8_t byte) {
   std::lock_guard lock(mutex_);
-  return row[byte];
+  return row.holds(byte) ? row.segments_[row.rank(byte)] : nullptr;
 }
 
 void SharedSegments::put(Row& row, uint8_t byte, std::shared_ptr<const Segment> segment, size_t entries) {
@@ -66,8 +80,9 @@ void SharedSegments::put(Row& row, uint8_t byte, std::shared_ptr<const Segment> 
     loop_shapes_.clear();
     entries_ = 0;
   }
-  if (!row[byte]) {
-    row[byte] = std::move(segment);
+  if (segment && !row.holds(byte)) {
+    row.segments_.insert(row.segments_.begin() + static_cast<ptrdiff_t>(row.rank(byte)), std::move(segment));
+    row.held_[byte >> 6] |= uint64_t{1} << (byte & 63);
     entries_ += entries;
   }
 }

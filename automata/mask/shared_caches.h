@@ -43,6 +43,8 @@ struct Segment {
 struct LongTokens {
   std::vector<uint32_t> positions;
   std::vector<uint32_t> by_id;
+  // The long tokens whose first byte is b: positions[first_byte_begin[b], first_byte_begin[b + 1]).
+  std::array<uint32_t, 257> first_byte_begin{};
   bool is_long(int32_t id) const { return (by_id[static_cast<size_t>(id) / 32] >> (id % 32)) & 1u; }
 };
 const LongTokens& long_tokens(const Vocabulary& vocabulary);
@@ -73,8 +75,16 @@ class SharedStateMasks {
 // past kMaxEntries token entries it starts over.
 class SharedSegments {
  public:
-  // The segments of one successor signature, by first byte.
-  using Row = std::array<std::shared_ptr<const Segment>, 256>;
+  // The segments of one successor signature, by first byte: sparse (a bitmap of the bytes
+  // held and their segments in byte order), as most rows hold a few of the 256 (a key
+  // trie's states); read and written only through get() and put().
+  class Row {
+    friend class SharedSegments;
+    std::array<uint64_t, 4> held_{};
+    std::vector<std::shared_ptr<const Segment>> segments_;
+    bool holds(uint8_t byte) const { return (held_[byte >> 6] >> (byte & 63)) & 1; }
+    size_t rank(uint8_t byte) const;  // the number of bytes held below `byte`
+  };
   static SharedSegments& instance();
   /// The row of `signature`, made empty when new.
   std::shared_ptr<Row> row(const std::string& signature);
