@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <iterator>
 
+#include <boost/sort/spreadsort/string_sort.hpp>
+
 #include "grammar/char_dfa.h"
 #include "grammar/char_dfa_detail.h"
 #include "grammar/hash.h"
@@ -16,10 +18,14 @@ using char_dfa_detail::check_limit;
 
 CharDfa CharDfa::literal(std::string_view text) { return sorted_literals({std::string(text)}); }
 
+void CharDfa::sort_words(std::vector<std::string>& words) {
+  boost::sort::spreadsort::string_sort(words.begin(), words.end());
+  words.erase(std::unique(words.begin(), words.end()), words.end());
+}
+
 CharDfa CharDfa::literals(const std::vector<std::string>& utf8) {
   std::vector<std::string> words = utf8;
-  std::sort(words.begin(), words.end());
-  words.erase(std::unique(words.begin(), words.end()), words.end());
+  sort_words(words);
   return sorted_literals(std::move(words));
 }
 
@@ -89,8 +95,7 @@ CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
       // point than the last word's there (UTF-8 byte order is code point order). A list
       // that is not is sorted and deduplicated first.
       if (common == cps.size() || (common < last.size() && cps[common] < last[common])) {
-        std::sort(texts.begin(), texts.end());  // not as documented: sorted here, once
-        texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
+        sort_words(texts);  // not as documented: sorted here, once
         return sorted_literals(std::move(texts));
       }
     }

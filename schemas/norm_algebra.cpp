@@ -376,8 +376,7 @@ std::optional<DfaPtr> united_word_lists(const std::vector<const Norm*>& parts) {
   std::vector<std::string> words;
   words.reserve(total);
   for (const DfaPtr* d : lists) words.insert(words.end(), (*d)->words()->begin(), (*d)->words()->end());
-  std::sort(words.begin(), words.end());
-  words.erase(std::unique(words.begin(), words.end()), words.end());
+  CharDfa::sort_words(words);
   for (const DfaPtr* d : lists) {
     if ((*d)->words()->size() == words.size()) return *d;  // one list held the others
   }

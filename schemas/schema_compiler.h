@@ -64,6 +64,7 @@ class SchemaCompiler {
   /// The automaton of these strings (value_keywords.cpp): one per distinct set within a
   /// compilation, so that an enum written at several places is one grammar rule.
   DfaPtr literal_set(std::vector<std::string> strings, const std::string& pointer);
+  DfaPtr sorted_literal_set(std::vector<std::string> strings, const std::string& pointer);
   Norm number_keywords(const json& s, const std::string& pointer, int draft);  // number_keywords.cpp
   Norm string_keywords(const json& s, const std::string& pointer);
   Norm array_keywords(const json& s, const Term& t, int draft);
@@ -91,6 +92,14 @@ class SchemaCompiler {
   CompileDeadline deadline_;      // EngineLimits::compile_ms, from construction
   std::deque<json> synthetic_;  // nodes made up for enum / const members
   std::unordered_map<uint64_t, std::vector<DfaPtr>> literal_sets_;  // hash of the words → sets
+  // Lists of kListedWords strings or more as given (unsorted), by a hash of the list in its
+  // order → their sets: the same large enum met again skips its sort (value_keywords.cpp).
+  struct ListedSet {
+    std::vector<std::string> list;
+    DfaPtr set;
+  };
+  static constexpr size_t kListedWords = 1024;
+  std::unordered_map<uint64_t, std::vector<ListedSet>> listed_sets_;
   std::vector<std::string> warnings_, unenforced_, never_;
 };
 

@@ -57,15 +57,38 @@ Norm SchemaCompiler::value_norm(const json& v, const std::string& pointer) {
   return n;
 }
 
-DfaPtr SchemaCompiler::literal_set(std::vector<std::string> strings, const std::string& pointer) {
-  std::sort(strings.begin(), strings.end());
-  strings.erase(std::unique(strings.begin(), strings.end()), strings.end());
-  uint64_t h = kFnvOffsetBasis ^ strings.size();
-  for (const std::string& w : strings) {
+namespace {
+uint64_t hash_words(const std::vector<std::string>& words) {
+  uint64_t h = kFnvOffsetBasis ^ words.size();
+  for (const std::string& w : words) {
     for (unsigned char c : w) h = (h ^ c) * kFnvPrime;
     h = (h ^ 0x100) * kFnvPrime;  // the end of a word
   }
-  std::vector<DfaPtr>& same_hash = literal_sets_[h];
+  return h;
+}
+}  // namespace
+
+DfaPtr SchemaCompiler::literal_set(std::vector<std::string> strings, const std::string& pointer) {
+  // A large list seen before as given (the same enum under several allOf branches or
+  // properties) is found without sorting it again: sorting 50,000 strings costs about as
+  // much as building their automaton.
+  std::vector<ListedSet>* same_list = nullptr;
+  if (strings.size() >= kListedWords) {
+    same_list = &listed_sets_[hash_words(strings)];
+    for (const ListedSet& e : *same_list) {
+      if (e.list == strings) return e.set;
+    }
+  }
+  std::vector<std::string> given;
+  if (same_list) given = strings;
+  const DfaPtr d = sorted_literal_set(std::move(strings), pointer);
+  if (same_list) same_list->push_back({std::move(given), d});
+  return d;
+}
+
+DfaPtr SchemaCompiler::sorted_literal_set(std::vector<std::string> strings, const std::string& pointer) {
+  CharDfa::sort_words(strings);
+  std::vector<DfaPtr>& same_hash = literal_sets_[hash_words(strings)];
   for (const DfaPtr& d : same_hash) {
     if (*d->words() == strings) return d;
   }

@@ -393,6 +393,36 @@ TEST(JsonSchema, StringEnumWithATriePastTheLimitCompiles) {
   EXPECT_FALSE(c.accepts(R"("k1-shared-suffi")"));
 }
 
+// Large lists are looked up as given before they are sorted: the same list again takes
+// its set, a reordered, changed or longer one its own.
+TEST(JsonSchema, LargeEnumsKeepTheirOwnWordsWhenRepeated) {
+  std::vector<std::string> words;
+  for (int i = 0; i < 1500; ++i) words.push_back(fmt::format(R"("w{}")", i));
+  auto list = [](const std::vector<std::string>& w) {
+    std::string out = "[";
+    for (const std::string& x : w) out += (out.size() > 1 ? "," : "") + x;
+    return out + "]";
+  };
+  std::vector<std::string> reversed(words.rbegin(), words.rend());
+  std::vector<std::string> changed = words;
+  changed[7] = R"("other")";
+  std::vector<std::string> longer = words;
+  longer.push_back(R"("extra")");
+  const Compiled c = compile(R"({"type":"object","properties":{)"
+                             R"("a":{"enum":)" + list(words) + R"(},"b":{"enum":)" + list(words) +
+                             R"(},"c":{"enum":)" + list(reversed) + R"(},"d":{"enum":)" + list(changed) +
+                             R"(},"e":{"enum":)" + list(longer) + "}}}");
+  for (const char* p : {"a", "b", "c", "e"}) {
+    EXPECT_TRUE(c.accepts(fmt::format(R"({{"{}":"w7"}})", p))) << p;
+    EXPECT_TRUE(c.accepts(fmt::format(R"({{"{}":"w1499"}})", p))) << p;
+    EXPECT_FALSE(c.accepts(fmt::format(R"({{"{}":"other"}})", p))) << p;
+  }
+  EXPECT_TRUE(c.accepts(R"({"d":"other"})"));
+  EXPECT_FALSE(c.accepts(R"({"d":"w7"})"));
+  EXPECT_TRUE(c.accepts(R"({"e":"extra"})"));
+  for (const char* p : {"a", "b", "c", "d"}) EXPECT_FALSE(c.accepts(fmt::format(R"({{"{}":"extra"}})", p))) << p;
+}
+
 TEST(JsonSchema, KeywordsOfOtherDraftsAreNotApplied) {
   // draft-04 has no const, if/then or propertyNames; draft-07 has no prefixItems.
   const Compiled d4 = compile(R"({"$schema":"http://json-schema.org/draft-04/schema#","type":"integer","const":5,
