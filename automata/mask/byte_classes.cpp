@@ -20,12 +20,14 @@ ByteClasses compute_byte_classes(const GrammarAutomaton& g, uint32_t rule) {
   const uint32_t begin = g.rule_start(rule);
   std::array<bool, 257> cut{};
   ByteClasses c;
-  std::vector<uint32_t> callees;  // a JSON string's escape rules (json_escapes.h)
+  // The rules called (a JSON string's escape rules, json_escapes.h), each looked at once: a
+  // large enum's automaton calls thousands (one per set of code points its states read).
+  std::vector<char> called(g.num_rules(), 0);
   for (uint32_t q = begin; q < g.rule_end(rule); ++q) {
     for (const auto& e : g.byte_edges(q)) cut[e.lo] = cut[e.hi + 1u] = true;
     for (const auto& e : g.rule_edges(q)) {
-      if (std::find(callees.begin(), callees.end(), e.rule) != callees.end()) continue;
-      callees.push_back(e.rule);
+      if (called[e.rule]) continue;
+      called[e.rule] = 1;
       c.calls_walkable = c.calls_walkable && !g.rule_nullable(e.rule);
       for (uint32_t s = g.rule_start(e.rule); s < g.rule_end(e.rule); ++s) {
         c.calls_walkable = c.calls_walkable && g.rule_edges(s).empty();
