@@ -89,6 +89,10 @@ struct TokenMaskCache::Impl {
   // a loop and a chain unrolling it far from its end have the same one.
   const std::string& bounded_signature(uint32_t state) const;
   bool numbered_signature(uint32_t state, uint32_t frontier, uint64_t tag, std::string& sig) const;
+  // Before numbered_signature() starts over: hashes every callee not hashed yet that its walk
+  // from `state` meets; false when the walk passes kMaxSignatureStates states or a callee has
+  // no hash (then there is no signature).
+  bool hash_callees_within(uint32_t state, uint32_t frontier) const;
   enum class Acyclic : uint8_t { kHashed, kNumbered, kNotYet };
   Acyclic acyclic_hash(uint32_t state, std::pair<uint64_t, uint64_t>& out) const;
   struct ShapeSet {

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -169,6 +170,13 @@ const std::pair<uint64_t, uint64_t>* TokenMaskCache::Impl::rule_hash_within(uint
   if (rule_hash_state_[rule] == kHashDone) return &rule_hash_[rule];
   if (rule_hash_state_[rule] == kHashTooLarge) over = true;
   if (rule_hash_state_[rule] != kHashUnknown) return nullptr;  // recursive, or too large
+  // Larger than the budget left, it is too large whatever its callees: said before they are
+  // looked at (the automaton of a 50,000-word enum calls thousands of escape rules).
+  const size_t states = g.rule_end(rule) - g.rule_start(rule);
+  if (states > budget) {
+    over = true;
+    return nullptr;
+  }
   rule_hash_state_[rule] = kHashInProgress;
   for (uint32_t s = g.rule_start(rule); s < g.rule_end(rule); ++s) {
     for (const auto& e : g.rule_edges(s)) {
@@ -178,8 +186,7 @@ const std::pair<uint64_t, uint64_t>* TokenMaskCache::Impl::rule_hash_within(uint
       }
     }
   }
-  const size_t states = g.rule_end(rule) - g.rule_start(rule);
-  if (states > budget) {
+  if (states > budget) {  // the callees took the rest
     over = true;
     rule_hash_state_[rule] = kHashUnknown;
     return nullptr;
@@ -569,8 +576,39 @@ bool TokenMaskCache::Impl::numbered_signature(uint32_t q, uint32_t frontier, uin
       append_context(sig, g.rule_of(q));
       return cut;
     }
-    if (!rule_hash(unhashed)) return false;  // a recursive callee: no signature
+    // A callee not hashed yet: every one the walk meets is hashed before it starts over,
+    // so it starts over once, not once per callee (a state of a 50,000-word enum reaches
+    // thousands of escape rules, and each restart walked up to kMaxSignatureStates states).
+    if (!rule_hash(unhashed) || !hash_callees_within(q, frontier)) return false;
   }
+}
+
+bool TokenMaskCache::Impl::hash_callees_within(uint32_t q, uint32_t frontier) const {
+  const GrammarAutomaton& g = *grammar_;
+  // The states numbered_signature() visits, breadth-first by the same levels, in plain
+  // containers (rule_hash() uses the numbering's scratch).
+  std::vector<uint32_t> order{q};
+  std::unordered_set<uint32_t> seen{q};
+  auto visit = [&](uint32_t s) {
+    if (seen.insert(s).second) order.push_back(s);
+  };
+  uint32_t level = 0;
+  size_t level_end = 1;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i == level_end) {
+      ++level;
+      level_end = order.size();
+    }
+    if (order.size() > kMaxSignatureStates) return false;
+    const uint32_t s = order[i];
+    if (level == frontier) continue;
+    for (const auto& e : g.byte_edges(s)) visit(e.target);
+    for (const auto& e : g.rule_edges(s)) {
+      if (!rule_hash(e.rule)) return false;
+      visit(e.target);
+    }
+  }
+  return order.size() <= kMaxSignatureStates;
 }
 
 void TokenMaskCache::Impl::append_context(std::string& key, uint32_t rule) const {
