@@ -16,6 +16,18 @@ namespace lockstep {
 using char_dfa_detail::append_edge;
 using char_dfa_detail::check_limit;
 
+namespace {
+// The code points of `text` into `cps`; std::invalid_argument when it is not UTF-8.
+void decode_word(const std::string& text, std::vector<uint32_t>& cps) {
+  cps.clear();
+  for (size_t i = 0; i < text.size();) {
+    const uint32_t cp = utf8::decode(text, i);
+    if (cp == utf8::kInvalid) throw std::invalid_argument("literal is not valid UTF-8");
+    cps.push_back(cp);
+  }
+}
+}  // namespace
+
 CharDfa CharDfa::literal(std::string_view text) { return sorted_literals({std::string(text)}); }
 
 void CharDfa::sort_words(std::vector<std::string>& words) {
@@ -40,11 +52,10 @@ CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
   // automaton's, plus one word.
   if (texts.size() == 1) {  // one word: its chain is minimal as it stands
     CharDfa d;
-    const std::string& text = texts[0];
+    std::vector<uint32_t> cps;
+    decode_word(texts[0], cps);
     d.states_.emplace_back();
-    for (size_t i = 0; i < text.size();) {
-      const uint32_t cp = utf8::decode(text, i);
-      if (cp == utf8::kInvalid) throw std::invalid_argument("literal is not valid UTF-8");
+    for (const uint32_t cp : cps) {
       const auto next = static_cast<uint32_t>(d.states_.size());
       d.states_.back().edges.push_back(Edge{cp, cp, next});
       d.states_.emplace_back();
@@ -81,13 +92,7 @@ CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
   };
   std::vector<uint32_t> cps, last;
   for (size_t w = 0; w < texts.size(); ++w) {
-    const std::string& text = texts[w];
-    cps.clear();
-    for (size_t i = 0; i < text.size();) {
-      const uint32_t cp = utf8::decode(text, i);
-      if (cp == utf8::kInvalid) throw std::invalid_argument("literal is not valid UTF-8");
-      cps.push_back(cp);
-    }
+    decode_word(texts[w], cps);
     size_t common = 0;
     if (w > 0) {
       while (common < cps.size() && common < last.size() && cps[common] == last[common]) ++common;
