@@ -64,6 +64,8 @@ class SchemaCompiler {
   /// The automaton of these strings (value_keywords.cpp): one per distinct set within a
   /// compilation, so that an enum written at several places is one grammar rule.
   DfaPtr literal_set(std::vector<std::string> strings, const std::string& pointer);
+  /// literal_set() after the lookup of large lists as given: sorts, then looks the set up by
+  /// its words or makes it.
   DfaPtr sorted_literal_set(std::vector<std::string> strings, const std::string& pointer);
   Norm number_keywords(const json& s, const std::string& pointer, int draft);  // number_keywords.cpp
   Norm string_keywords(const json& s, const std::string& pointer);

@@ -61,8 +61,8 @@ namespace {
 uint64_t hash_words(const std::vector<std::string>& words) {
   uint64_t h = kFnvOffsetBasis ^ words.size();
   for (const std::string& w : words) {
-    for (unsigned char c : w) h = (h ^ c) * kFnvPrime;
-    h = (h ^ 0x100) * kFnvPrime;  // the end of a word
+    for (unsigned char c : w) h = fnv1a_step(h, c);
+    h = fnv1a_step(h, 0x100);  // the end of a word
   }
   return h;
 }
