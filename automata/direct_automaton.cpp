@@ -38,10 +38,21 @@ namespace {
 // the grammar's rule when instantiated): the "any character but the quote" shape of a string
 // body is built once, not once per string rule of every grammar.
 class DirectAutomatonDfa {
+  struct Template;
+
  public:
-  DirectAutomatonDfa(const CharDfa& d, bool json, const Rule& rule, uint32_t max_states, const EscapeRuleFn* escapes)
+  // A shape's template and the grammar's escape rules it calls (found once per shape).
+  struct Shape {
+    std::shared_ptr<const Template> t;
+    std::vector<uint32_t> escape_rules;  // per t->escapes
+  };
+  // Shapes by key (shape_of): one rule's, or a grammar's (DirectShapeMemo).
+  using ShapeMap = std::unordered_map<std::string, Shape>;
+
+  DirectAutomatonDfa(const CharDfa& d, bool json, const Rule& rule, uint32_t max_states, const EscapeRuleFn* escapes,
+                     ShapeMap* memo = nullptr)
       : d_(d), json_(json), rule_(rule), max_states_(max_states), escapes_(json ? escapes : nullptr),
-        bmp_calls_(escapes_ && escapes_->bmp), n_(static_cast<uint32_t>(d.size())) {}
+        bmp_calls_(escapes_ && escapes_->bmp), n_(static_cast<uint32_t>(d.size())), memo_(memo) {}
 
   RuleDfa build() {
     if (n_ > max_states_) too_big();
@@ -51,11 +62,17 @@ class DirectAutomatonDfa {
     std::vector<uint32_t> char_begin{0};
     char_begin.reserve(n_ + 1);
     // The shapes met so far: each one's template and the grammar's escape rules it calls
-    // (found once per shape, not per state).
-    std::unordered_map<std::string, Shape> templates;
+    // (found once per shape, not per state; with a memo, once per grammar).
+    ShapeMap own;
+    ShapeMap& templates = memo_ ? *memo_ : own;
     std::vector<uint32_t> slots;
     std::string shape;
     for (uint32_t q = 0; q < n_; ++q) {
+      if (!json_ && ascii_only(q)) {  // bytes are code points: the edges as they are
+        append_ascii(q, char_edges);
+        char_begin.push_back(static_cast<uint32_t>(char_edges.size()));
+        continue;
+      }
       shape_of(q, slots, shape);
       auto [it, fresh] = templates.try_emplace(shape);
       if (fresh) {
@@ -93,6 +110,23 @@ class DirectAutomatonDfa {
   }
 
  private:
+  // Whether every code point state q reads is ASCII (then, outside JSON strings, a byte).
+  bool ascii_only(uint32_t q) const {
+    const auto& edges = d_.states()[q].edges;
+    return edges.empty() || edges.back().hi < 0x80;  // sorted, disjoint
+  }
+  // State q's edges as byte edges, adjacent ranges to one target joined (as a template's).
+  void append_ascii(uint32_t q, std::vector<GrammarAutomaton::ByteEdge>& out) const {
+    const size_t first = out.size();
+    for (const auto& e : d_.states()[q].edges) {
+      if (out.size() > first && out.back().target == e.target && out.back().hi + 1u == e.lo) {
+        out.back().hi = static_cast<uint8_t>(e.hi);
+      } else {
+        out.push_back({static_cast<uint8_t>(e.lo), static_cast<uint8_t>(e.hi), e.target});
+      }
+    }
+  }
+
   // A state's shape: the flags, then its ranges with targets numbered by first appearance
   // (`slots` lists the targets in that order).
   void shape_of(uint32_t q, std::vector<uint32_t>& slots, std::string& shape) const {
@@ -170,11 +204,6 @@ class DirectAutomatonDfa {
     std::mutex mutex_;
     std::unordered_map<std::string, std::shared_ptr<const Template>> map_;
     size_t nodes_ = 0;
-  };
-
-  struct Shape {
-    std::shared_ptr<const Template> t;
-    std::vector<uint32_t> escape_rules;  // per t->escapes
   };
 
   std::shared_ptr<const Template> template_of(const std::string& shape, uint32_t q) const {
@@ -451,6 +480,7 @@ class DirectAutomatonDfa {
   const EscapeRuleFn* const escapes_;
   const bool bmp_calls_;  // escape rules read the \u spellings up to U+FFFF too
   const uint32_t n_;
+  ShapeMap* const memo_;
   std::vector<Node> interior_;
   std::vector<uint64_t> interior_hash_;  // per interior node
   std::vector<uint32_t> slots_;          // open addressing: interior index, or kEmpty
@@ -462,9 +492,16 @@ class DirectAutomatonDfa {
 
 }  // namespace
 
+struct DirectShapeMemo {
+  DirectAutomatonDfa::ShapeMap shapes;
+};
+
+std::shared_ptr<DirectShapeMemo> make_direct_shape_memo() { return std::make_shared<DirectShapeMemo>(); }
+
 RuleDfa direct_automaton_dfa(const CharDfa& automaton, bool json_string, const Rule& rule, uint32_t max_states,
                              const EscapeRuleFn* escapes) {
-  return DirectAutomatonDfa(automaton, json_string, rule, max_states, escapes).build();
+  DirectAutomatonDfa::ShapeMap* memo = escapes && escapes->shapes ? &escapes->shapes->shapes : nullptr;
+  return DirectAutomatonDfa(automaton, json_string, rule, max_states, escapes, memo).build();
 }
 
 void prepare_key_templates() {

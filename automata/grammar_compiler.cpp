@@ -94,6 +94,7 @@ class AutomatonBuilder {
     std::vector<uint32_t> callee_index(num_given, UINT32_MAX);  // scratch for shape_key
     EscapeRuleFn escapes;
     escapes.bmp = escape_rules.bmp();
+    escapes.shapes = make_direct_shape_memo();
     escapes.rule = [&](const std::vector<CodepointRange>& ranges) {
       const uint32_t r = escape_rules.rule(ranges);
       if (r >= callee_index.size()) callee_index.resize(r + 1, UINT32_MAX);

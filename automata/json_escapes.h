@@ -63,9 +63,14 @@ void escape_calls(const std::vector<CharDfa::Edge>& edges, bool bmp, std::vector
 /// call's code points (EscapeCall::ranges). With `bmp`, the rules read the \u spellings of
 /// code points up to U+FFFF as well; without, the string automata spell those out (those
 /// above U+FFFF always go through the rules).
+struct DirectShapeMemo;  // rule_automaton.h
 struct EscapeRuleFn {
   std::function<uint32_t(const std::vector<CodepointRange>&)> rule;
   bool bmp = false;
+  /// direct_automaton_dfa's memo for the grammar these rules belong to (make_direct_shape_memo):
+  /// each state shape's template and the escape rules it calls, found once per grammar,
+  /// not once per string automaton. Null: none kept.
+  std::shared_ptr<DirectShapeMemo> shapes;
 };
 
 /// Whether the JSON strings of `grammar` should read their \u spellings up to U+FFFF

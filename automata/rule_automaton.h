@@ -51,6 +51,11 @@ struct RuleDfa {
 RuleDfa direct_automaton_dfa(const CharDfa& automaton, bool json_string, const Rule& rule, uint32_t max_states,
                              const EscapeRuleFn* escapes = nullptr);
 
+/// A memo for the direct construction of one grammar's automata (EscapeRuleFn::shapes):
+/// its rules' string automata repeat state shapes (a key trie's letters, a length
+/// counter's positions), each found once. Not thread-safe: one grammar compiled at a time.
+std::shared_ptr<DirectShapeMemo> make_direct_shape_memo();
+
 /// Thompson NFA + subset construction for `rule` (a whole-rule automaton is built by
 /// direct_automaton_dfa). With `plan`, the references it substitutes are built as the
 /// bodies they stand for (inline.h); `escapes` as for direct_automaton_dfa. Throws

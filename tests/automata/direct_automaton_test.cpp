@@ -68,14 +68,19 @@ RuleDfa live(RuleDfa d) {
 struct EscapeNumbers {
   std::map<std::vector<uint32_t>, uint32_t> ids;
   EscapeRuleFn spelled, by_rule;  // \uXXXX spelled out, or read by the rules too
+  // The same, with the memo of shapes a grammar's compilation keeps (shared by every
+  // automaton built with it, as by a grammar's rules).
+  EscapeRuleFn spelled_memo, by_rule_memo;
   EscapeNumbers() {
     auto fn = [this](const std::vector<CodepointRange>& ranges) {
       std::vector<uint32_t> key;
       for (const auto& r : ranges) key.insert(key.end(), {r.lo, r.hi});
       return ids.try_emplace(key, static_cast<uint32_t>(ids.size())).first->second;
     };
-    spelled = {fn, false};
-    by_rule = {fn, true};
+    spelled = {fn, false, nullptr};
+    by_rule = {fn, true, nullptr};
+    spelled_memo = {fn, false, make_direct_shape_memo()};
+    by_rule_memo = {fn, true, make_direct_shape_memo()};
   }
 };
 
@@ -119,7 +124,7 @@ TEST(DirectAutomaton, EscapeCallsSameAsTheNfaPath) {
       "[\\u{1F600}-\\u{1F64F}]{1,3}", "\\u{1F600}a|\\u{1F601}b", "[\\u{10000}-\\u{1F5FF}\\u{1F601}-\\u{10FFFF}]+"};
   CharDfa names = CharDfa::literal("api");
   for (const char* n : {"apiVersion", "kind", "metadata", "x-y", "\xc3\xa9t\xc3\xa9"}) names = CharDfa::unite(names, CharDfa::literal(n));
-  for (const EscapeRuleFn* fn : {&escapes.spelled, &escapes.by_rule}) {
+  for (const EscapeRuleFn* fn : {&escapes.spelled, &escapes.by_rule, &escapes.spelled_memo, &escapes.by_rule_memo}) {
     for (const auto& p : patterns) expect_equivalent(CharDfa::from_expr(regex_to_expr(p)), true, p, fn);
     expect_equivalent(CharDfa::length(2, 40), true, "length 2..40", fn);
     expect_equivalent(names.complement(), true, "complement of names", fn);
@@ -143,6 +148,46 @@ TEST(DirectAutomaton, EscapeCallsSameAsTheNfaPath) {
   const Rule keys{"k", automaton_expr(std::make_shared<const CharDfa>(names.complement()), true), {}, true};
   EXPECT_LE(determinize_rule(keys, 1u << 20, nullptr, &escapes.by_rule).size() + 3 * names.complement().size(),
             determinize_rule(keys, 1u << 20, nullptr, &escapes.spelled).size());
+}
+
+// A grammar's memo of shapes (EscapeRuleFn::shapes) changes nothing in the automata: each
+// built with the memo, for the first time or again after other automata filled it, is the
+// one built without it, state for state and edge for edge.
+TEST(DirectAutomaton, ShapeMemoGivesTheSameAutomata) {
+  EscapeNumbers escapes;
+  CharDfa names = CharDfa::literal("api");
+  for (const char* n : {"apiVersion", "kind", "metadata", "x-y", "\xc3\xa9t\xc3\xa9"}) names = CharDfa::unite(names, CharDfa::literal(n));
+  std::vector<CharDfa> automata = {names, names.complement(), CharDfa::length(0, 12), CharDfa::length(2, 5)};
+  for (const char* p : {"[a-z]{1,6}", "\\d{3}-\\d{4}", "[\\u{1F600}-\\u{1F64F}]{1,3}", "(?:[\\u00e9\\u4e2d]|ab)*"}) {
+    automata.push_back(CharDfa::from_expr(regex_to_expr(p)).minimized());
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < automata.size(); ++i) {
+      for (const bool json : {false, true}) {
+        const Rule rule{"r", automaton_expr(std::make_shared<const CharDfa>(automata[i]), json), {}, true};
+        for (const auto& [plain, memo] : {std::pair{&escapes.spelled, &escapes.spelled_memo},
+                                          std::pair{&escapes.by_rule, &escapes.by_rule_memo}}) {
+          const RuleDfa a = determinize_rule(rule, 1u << 20, nullptr, plain);
+          const RuleDfa b = determinize_rule(rule, 1u << 20, nullptr, memo);
+          const std::string what = fmt::format("automaton {} (json {}, bmp {}, round {})", i, json, plain->bmp, round);
+          EXPECT_EQ(a.final, b.final) << what;
+          EXPECT_EQ(a.byte_begin, b.byte_begin) << what;
+          EXPECT_EQ(a.rule_begin, b.rule_begin) << what;
+          ASSERT_EQ(a.bytes.size(), b.bytes.size()) << what;
+          for (size_t k = 0; k < a.bytes.size(); ++k) {
+            EXPECT_TRUE(a.bytes[k].lo == b.bytes[k].lo && a.bytes[k].hi == b.bytes[k].hi &&
+                        a.bytes[k].target == b.bytes[k].target)
+                << what << ", byte edge " << k;
+          }
+          ASSERT_EQ(a.rules.size(), b.rules.size()) << what;
+          for (size_t k = 0; k < a.rules.size(); ++k) {
+            EXPECT_TRUE(a.rules[k].rule == b.rules[k].rule && a.rules[k].target == b.rules[k].target)
+                << what << ", rule edge " << k;
+          }
+        }
+      }
+    }
+  }
 }
 
 // The templates prepared with the JSON building blocks (made from stand-in targets) give a
