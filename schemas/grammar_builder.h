@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "grammar/grammar.h"
+#include "grammar/hash.h"
 #include "schemas/schema_compiler.h"
 
 namespace lockstep::schema {
@@ -181,14 +182,29 @@ class GrammarBuilder {
   const JsonSchemaOptions& opt_;
   Grammar g_;
   uint32_t ws_rule_ = UINT32_MAX;
-  std::unordered_map<std::string, uint32_t> rules_;
+  // A term at a nesting depth: term_rule's rules (the depth counts only in pretty output),
+  // and with a key automaton, member's. Hashed from the term's hash (TermKeyHash).
+  struct TermAt {
+    TermPtr t;
+    uint32_t depth = 0;
+    const CharDfa* key_dfa = nullptr;
+    bool operator==(const TermAt& o) const {
+      return depth == o.depth && key_dfa == o.key_dfa && TermKeyEqual{}(t, o.t);
+    }
+  };
+  struct TermAtHash {
+    size_t operator()(const TermAt& k) const {
+      return static_cast<size_t>(fmix64(k.t->hash ^ mix64(k.depth) ^ reinterpret_cast<uintptr_t>(k.key_dfa)));
+    }
+  };
+  std::unordered_map<TermAt, uint32_t, TermAtHash> rules_;
   uint32_t depth_ = 0;  // term_rule calls in progress, one inside the other
   std::map<std::pair<const CharDfa*, bool>, uint32_t> dfa_rules_;
   std::map<std::tuple<uint32_t, uint32_t, size_t>, DfaPtr> length_pieces_;  // (lo, hi, ranges)
   std::vector<DfaPtr> keep_;
   std::unordered_map<std::string, DfaPtr> literal_keys_;
   std::unordered_map<std::string, std::pair<DfaPtr, DfaPtr>> name_sets_;  // names_dfa: (trie, complement)
-  std::unordered_map<std::string, uint32_t> member_rules_;
+  std::unordered_map<TermAt, uint32_t, TermAtHash> member_rules_;
   std::vector<std::pair<Expr, uint32_t>> sep_rules_;  // sep_ref: separator → its rule
   std::unordered_map<uint64_t, std::vector<uint32_t>> bodies_;  // hash_cons: body hash → rules
   std::vector<uint32_t> alias_;                                // hash_cons: rule → its representative

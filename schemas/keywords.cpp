@@ -171,8 +171,8 @@ TermPtr SchemaCompiler::child(const Term& parent, const json& node, const std::s
 }
 
 const Norm& SchemaCompiler::normalize(const TermPtr& t) {
-  if (auto it = norms_.find(t->key); it != norms_.end()) return it->second;
-  if (!in_progress_.insert(t->key).second) {
+  if (auto it = norms_.find(t); it != norms_.end()) return it->second;
+  if (!in_progress_.insert(t).second) {
     throw SchemaError(t->pointer.empty() && t->kind != Term::Kind::kSchema ? "" : t->pointer,
                       "the schema refers to itself before any array or object nests ($ref cycle)");
   }
@@ -201,20 +201,20 @@ const Norm& SchemaCompiler::normalize(const TermPtr& t) {
     }
   } catch (LimitError& e) {
     // The innermost schema places a limit its algebra or automata exceeded.
-    in_progress_.erase(t->key);
+    in_progress_.erase(t);
     if (schema) e.locate(ErrorLocation::at_pointer(t->pointer));
     throw;
   } catch (const json::exception& e) {
     // A value of an unexpected type that no check caught: a schema error, not a crash.
-    in_progress_.erase(t->key);
+    in_progress_.erase(t);
     if (!schema) throw;
     throw SchemaError(t->pointer, fmt::format("invalid schema ({})", e.what()));
   } catch (...) {
-    in_progress_.erase(t->key);
+    in_progress_.erase(t);
     throw;
   }
-  in_progress_.erase(t->key);
-  return norms_.emplace(t->key, std::move(n)).first->second;
+  in_progress_.erase(t);
+  return norms_.emplace(t, std::move(n)).first->second;
 }
 
 Norm SchemaCompiler::type_norm(const json& type, const std::string& pointer, int draft) {

@@ -26,7 +26,10 @@ namespace {
 bool is_true(const TermPtr& t) { return t->kind == Term::Kind::kTrue; }
 bool is_false(const TermPtr& t) { return t->kind == Term::Kind::kFalse; }
 
-TermPtr make(Term t) { return std::make_shared<const Term>(std::move(t)); }
+TermPtr make(Term t) {
+  t.hash = std::hash<std::string>{}(t.key);
+  return std::make_shared<const Term>(std::move(t));
+}
 }  // namespace
 
 TermPtr t_true() {

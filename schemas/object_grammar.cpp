@@ -371,7 +371,7 @@ Machine GrammarBuilder::object_machine(const ObjectRec& r, const std::vector<Kin
 }
 
 Expr GrammarBuilder::member(const Kind& k, uint32_t depth) {
-  const std::string key = fmt::format("{}|{}|{}", static_cast<const void*>(k.key_dfa.get()), k.value->key, depth);
+  const TermAt key{k.value, depth, k.key_dfa.get()};
   auto it = member_rules_.find(key);
   if (it == member_rules_.end()) {
     const Expr value = item(k.value, depth);

@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "grammar/limits.h"
@@ -88,8 +89,8 @@ class SchemaCompiler {
   int root_draft_ = 2020;
   std::map<std::string, Resource> resources_;  // absolute URI (with #fragment for anchors)
   std::unordered_map<std::string, std::string> base_of_;  // pointer → base URI of the node there
-  std::unordered_map<std::string, Norm> norms_;
-  std::set<std::string> in_progress_;
+  std::unordered_map<TermPtr, Norm, TermKeyHash, TermKeyEqual> norms_;
+  std::unordered_set<TermPtr, TermKeyHash, TermKeyEqual> in_progress_;
   uint32_t normalize_depth_ = 0;  // kSchema terms being normalized, one inside the other
   CompileDeadline deadline_;      // EngineLimits::compile_ms, from construction
   std::deque<json> synthetic_;  // nodes made up for enum / const members

@@ -73,7 +73,7 @@ uint32_t GrammarBuilder::add_rule(const std::string& hint, Expr body, bool no_in
 
 uint32_t GrammarBuilder::term_rule(const TermPtr& t, uint32_t depth) {
   depth = std::min(depth, kMaxPrettyDepth);
-  const std::string key = pretty() ? fmt::format("{}@{}", t->key, depth) : t->key;
+  const TermAt key{t, pretty() ? depth : 0, nullptr};
   if (auto it = rules_.find(key); it != rules_.end()) return it->second;
   // One level per nested value (array items, member values), whatever $refs lead there
   // (any value, `true`, is one rule whose recursion is a rule cycle: it does not count).

@@ -34,6 +34,16 @@ struct Term {
   std::string base;            ///< kSchema: base URI for $ref resolution
   std::vector<TermPtr> args;   ///< kAnd, kOr, kNot
   std::string key;             ///< canonical form, equal keys mean equal terms
+  size_t hash = 0;             ///< std::hash of `key`, set by the t_* functions (keys run long)
+};
+
+/// Terms as keys of hash tables, by `key` with its hash computed once (TermKeyHash), not at
+/// every lookup: keys are JSON pointers and their combinations, hundreds of bytes.
+struct TermKeyHash {
+  size_t operator()(const TermPtr& t) const { return t->hash; }
+};
+struct TermKeyEqual {
+  bool operator()(const TermPtr& a, const TermPtr& b) const { return a == b || a->key == b->key; }
 };
 
 TermPtr t_true();
