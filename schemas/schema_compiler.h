@@ -8,7 +8,6 @@
 
 #include <deque>
 #include <map>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
