@@ -618,6 +618,10 @@ CharDfa CharDfa::minimized() const {
 bool CharDfa::empty() const {
   if (states_.empty()) return true;
   if (states_[0].final) return false;  // most string languages hold the empty string
+  // Known minimal: no state but the start is dead, so the start is dead (the language
+  // empty) exactly when every edge it has loops back to it. Grammars ask this of every
+  // automaton leaf (productive_rules), and a schema's key automata are shared by many.
+  if (minimal_) return std::ranges::all_of(states_[0].edges, [](const Edge& e) { return e.target == 0; });
   std::vector<char> seen(states_.size(), 0);
   std::vector<uint32_t> stack{0};
   seen[0] = 1;

@@ -288,6 +288,52 @@ CharDfa moore_minimized(const std::vector<CharDfa::State>& states) {
   return CharDfa::from_states(std::move(out));
 }
 
+// empty() of a known-minimal automaton reads only its start (no other state is dead); of
+// any other automaton it searches. Both must agree with the language: random automata
+// (dead starts with loops back to themselves among them), minimized or not, and complements.
+TEST(CharDfa, EmptinessAgreesWithAndWithoutMinimization) {
+  std::mt19937 rng(31);
+  const std::vector<std::pair<uint32_t, uint32_t>> ranges{{'a', 'a'}, {'b', 'c'}, {0x3B1, 0x3B1}};
+  int empties = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const uint32_t n = 1 + rng() % 8;
+    std::vector<CharDfa::State> states(n);
+    for (uint32_t s = 0; s < n; ++s) {
+      states[s].final = rng() % 5 == 0;
+      for (const auto& [lo, hi] : ranges) {
+        if (rng() % 2 == 0) states[s].edges.push_back({lo, hi, static_cast<uint32_t>(rng() % n)});
+      }
+    }
+    // The language is empty exactly when no final state is reachable from the start.
+    std::vector<char> seen(n, 0);
+    std::vector<uint32_t> todo{0};
+    seen[0] = 1;
+    bool reachable_final = false;
+    while (!todo.empty()) {
+      const uint32_t s = todo.back();
+      todo.pop_back();
+      reachable_final = reachable_final || states[s].final;
+      for (const auto& e : states[s].edges) {
+        if (!seen[e.target]) seen[e.target] = 1, todo.push_back(e.target);
+      }
+    }
+    const CharDfa given = CharDfa::from_states(states);
+    const CharDfa minimal = given.minimized();
+    EXPECT_EQ(given.empty(), !reachable_final) << "trial " << trial;
+    EXPECT_EQ(minimal.empty(), !reachable_final) << "trial " << trial;
+    EXPECT_EQ(minimal.complement().complement().empty(), !reachable_final) << "trial " << trial;
+    empties += !reachable_final;
+  }
+  EXPECT_GT(empties, 50);
+  // A dead start looping to itself, as given (not known minimal) and minimized.
+  const CharDfa loop = CharDfa::from_states({{{{'a', 'a', 0}}, false}});
+  EXPECT_TRUE(loop.empty());
+  EXPECT_TRUE(loop.minimized().empty());
+  EXPECT_FALSE(CharDfa::all().empty());
+  EXPECT_TRUE(CharDfa::all().complement().empty());
+  EXPECT_FALSE(CharDfa::literals({"ab", "b"}).empty());
+}
+
 // Automata with cycles behind an acyclic part (the numbers of an enum: tens of thousands of
 // states before a small core of exponent digits and trailing zeros): the states reaching
 // no cycle are settled by hashing, the core by refinement, and a state of either part may be
