@@ -103,6 +103,12 @@ struct Grammar {
   std::unordered_map<std::string, uint32_t> names;
   /// Added by validate() (parse_gbnf, GrammarAutomaton::compile): rules that can never finish.
   std::vector<GrammarWarning> warnings;
+  /// Set by validate() and prune_unproductive() when they return: every reference is in
+  /// range, the root derives a string, and the warnings about the rules it reaches are in
+  /// `warnings`. add_rule() clears it; code that changes bodies in place must clear it too.
+  /// GrammarAutomaton::compile validates only a grammar without it: each check walks every
+  /// expression node, and a large schema's grammar holds hundreds of thousands.
+  bool validated = false;
   /// Byte sets (each a string of its bytes) that a rule's FOLLOW set is widened to for
   /// token masks: the smallest of them that holds it, none when none does. A wider FOLLOW
   /// only makes more tokens uncertain (checked against the parse when the mask is used), so

@@ -150,6 +150,7 @@ int64_t Grammar::find_rule(std::string_view name) const {
 }
 
 uint32_t Grammar::add_rule(std::string name, Expr body, SourceLocation where, bool no_inline) {
+  validated = false;
   const auto index = static_cast<uint32_t>(rules.size());
   if (names.size() == rules.size()) {  // the index covers every rule: one lookup
     const auto [it, fresh] = names.try_emplace(name, index);
@@ -203,6 +204,7 @@ void for_each_ref(const Expr& e, const F& f) {
 void validate(Grammar& g) {
   if (g.rules.empty()) throw GrammarError("the grammar has no rules");
   if (g.root >= g.rules.size()) throw GrammarError("the grammar's root rule is missing");
+  if (g.validated) return;
   // One walk tells productivity and whether any reference is out of range; only then are
   // the bodies searched for the first such reference, to name it.
   bool bad_refs = false;
@@ -228,6 +230,7 @@ void validate(Grammar& g) {
                     bad.name));
   }
   // The root can do without the others: their alternatives are dropped, with a warning.
+  g.validated = true;
   if (std::all_of(productive.begin(), productive.end(), [](char p) { return p != 0; })) return;
   const std::vector<char> reachable = reachable_rules(g);
   for (uint32_t i = 0; i < g.rules.size(); ++i) {
@@ -308,11 +311,17 @@ bool needs_pruning(const Expr& e, const std::vector<char>& productive) {
 
 void prune_unproductive(Grammar& g) {
   if (g.root >= g.rules.size()) throw GrammarError("the grammar's root rule is missing");
-  bool empty_leaves = false;
-  const std::vector<char> productive = productive_rules(g, &empty_leaves);
+  bool empty_leaves = false, bad_refs = false;
+  const std::vector<char> productive = productive_rules(g, &empty_leaves, &bad_refs);
+  if (bad_refs) {  // validate() names the reference (pruning would read past `productive`)
+    g.validated = false;
+    validate(g);
+  }
   if (!productive[g.root]) {
     throw GrammarError("the grammar's root can never match: its language is empty");
   }
+  // Once pruned, every rule the root reaches derives a string: what validate() would find.
+  g.validated = true;
   // Nothing to prune: no body refers to an unproductive rule or holds an empty leaf.
   if (!empty_leaves && std::all_of(productive.begin(), productive.end(), [](char p) { return p != 0; })) return;
   for (size_t i = 0; i < g.rules.size(); ++i) {

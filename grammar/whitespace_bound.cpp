@@ -183,6 +183,7 @@ std::vector<std::string> bound_whitespace_rules(Grammar& g, uint32_t max_run) {
       if (d->empty()) continue;
     }
     g.rules[r].body = automaton_expr(d, false);
+    g.validated = false;
     names.push_back(g.rules[r].name);
   }
   return names;

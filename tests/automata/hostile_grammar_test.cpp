@@ -223,6 +223,35 @@ TEST(UnproductiveRules, AreWarningsWhenTheRootDoesWithoutThem) {
   EXPECT_EQ(mask[0], 0b0010u);  // only "a"
 }
 
+// validate() and prune_unproductive() mark what they checked, so compiling the grammar does
+// not walk it again; a rule added afterwards clears the mark and is checked.
+TEST(UnproductiveRules, ValidatedGrammarsAreCheckedAgainAfterAChange) {
+  Grammar pruned = parse_gbnf("root ::= \"a\" | loop\nloop ::= \"b\" loop\n");
+  EXPECT_TRUE(pruned.validated);
+  pruned.validated = false;
+  prune_unproductive(pruned);
+  EXPECT_TRUE(pruned.validated);
+  EXPECT_TRUE(matches(GrammarAutomaton::compile(Grammar(pruned)), "a"));
+
+  // A new rule referring to a rule that does not exist: compile names it.
+  Grammar changed = pruned;
+  Expr bad = Expr::rule_ref(77);
+  changed.add_rule("extra", Expr::sequence({Expr::literal("x"), bad}));
+  EXPECT_FALSE(changed.validated);
+  changed.rules[changed.root].body = Expr::choice({Expr::literal("a"), Expr::rule_ref(2)});
+  try {
+    GrammarAutomaton::compile(std::move(changed));
+    ADD_FAILURE() << "compiled a reference to a missing rule";
+  } catch (const GrammarError& e) {
+    EXPECT_NE(std::string(e.what()).find("rule 'extra' refers to a rule that does not exist"), std::string::npos)
+        << e.what();
+  }
+  // prune_unproductive names such a reference too (it does not prune around it).
+  Grammar dangling = parse_gbnf("root ::= \"a\"\n");
+  dangling.add_rule("extra", Expr::rule_ref(9));
+  EXPECT_THROW(prune_unproductive(dangling), GrammarError);
+}
+
 TEST(UnproductiveRules, DiagnoseRulesListsThemWithTheirPlaces) {
   Grammar grammar = parse_gbnf("root ::= \"a\" | loop\nloop ::= \"b\" loop\nunused ::= \"c\"\ndead ::= dead\n");
   const GrammarDiagnostics d = diagnose_rules(grammar);
