@@ -251,9 +251,13 @@ int32_t generation_budget(const GenerateOptions& o, size_t prompt_tokens, int32_
 std::unique_ptr<EarleyMatcher> make_budgeted_matcher(const GenerateOptions& options, const Tokenizer& tok,
                                                      int32_t budget, const std::string& healed) {
   if (!options.grammar) return nullptr;
+  std::shared_ptr<TokenMaskCache> cache = options.mask_cache;
+  if (cache && (&cache->grammar() != options.grammar.get() || cache->vocabulary().id() != tok.vocabulary().id())) {
+    throw std::invalid_argument("the mask cache given was made for another grammar or vocabulary");
+  }
+  if (!cache) cache = std::make_shared<TokenMaskCache>(options.grammar, tok.shared_vocabulary());
   // The per-state masks fill in on a second thread while the model runs; the decode loop
   // computes any state it reaches first.
-  auto cache = std::make_shared<TokenMaskCache>(options.grammar, tok.shared_vocabulary());
   cache->start_background_precompute();
   auto matcher = std::make_unique<EarleyMatcher>(cache);
   if (options.length_aware_closing) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "automata/grammar_automaton.h"
+#include "automata/mask_cache.h"
 #include "runtime/model.h"
 #include "runtime/tokenizer.h"
 #include "sampler/inspector.h"
@@ -55,6 +56,12 @@ struct GenerateOptions {
                              ///< < 0: until end of generation / the context is full
   SamplerParams sampling;
   std::shared_ptr<const GrammarAutomaton> grammar;  ///< null: unconstrained
+  /// The token masks of `grammar` for the model's vocabulary, to keep across calls that use
+  /// the same grammar (a service's requests, repeated runs): masks computed by one call are
+  /// read by the next. Null: a cache made for this call. generate() throws
+  /// std::invalid_argument when it was made for another grammar or vocabulary. Thread-safe:
+  /// concurrent calls may share one.
+  std::shared_ptr<TokenMaskCache> mask_cache;
   int32_t context_length = 0;  ///< KV-cache tokens (<= 0: the model's, capped at 4096)
   /// Threads of the forward pass (InferenceState; 0: automatic). The output does not
   /// depend on it.

@@ -49,6 +49,33 @@ void expect_complete(const GrammarAutomaton& g, const GenerateResult& r, int32_t
   EXPECT_TRUE(p.accepting()) << r.text;
 }
 
+// A mask cache kept across calls (GenerateOptions::mask_cache): the same tokens as with a
+// cache made per call, the later calls reading masks the earlier ones computed; a cache of
+// another grammar is refused.
+TEST(Generate, SharedMaskCacheGivesTheSameOutputs) {
+  const auto g = grammar("json.gbnf");
+  auto masks = std::make_shared<TokenMaskCache>(g, model().tokenizer->shared_vocabulary());
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    GenerateOptions opt;
+    opt.prompt = "Once upon a time";
+    opt.max_tokens = 96;
+    opt.sampling.temperature = 1.0f;
+    opt.sampling.seed = seed;
+    opt.grammar = g;
+    const GenerateResult alone = generate(model(), opt);
+    opt.mask_cache = masks;
+    const GenerateResult shared = generate(model(), opt);
+    EXPECT_EQ(shared.tokens, alone.tokens) << "seed " << seed;
+    EXPECT_EQ(shared.text, alone.text) << "seed " << seed;
+  }
+  EXPECT_GT(masks->stats().computed, 0u);
+  GenerateOptions other;
+  other.prompt = "Once upon a time";
+  other.grammar = grammar("arithmetic.gbnf");
+  other.mask_cache = masks;
+  EXPECT_THROW(generate(model(), other), std::invalid_argument);
+}
+
 // The first case: json.gbnf at temperature 1 used to end cut at the token limit in
 // 20 of 20 seeds. Now every output is a JSON document nlohmann/json parses.
 TEST(Generate, JsonGrammarOutputsAreCompleteDocumentsAt64And480Tokens) {
