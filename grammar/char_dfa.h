@@ -61,6 +61,10 @@ class CharDfa {
   /// sorted_literals() takes. A radix sort (Boost.Sort's string_sort), about half the time
   /// of std::sort on 50,000 enum values.
   static void sort_words(std::vector<std::string>& words);
+  /// The number of states of literals(`words`), or `cap` + 1 once more than `cap` are known:
+  /// the construction stops there (its registered states are the result's), so a large
+  /// list is read only as far as it takes. 0 for no words. Throws as literals() does.
+  static size_t literal_states(std::vector<std::string> words, size_t cap);
   /// Strings of `min`..`max` code points (max = kUnbounded: no upper bound).
   static CharDfa length(uint32_t min, uint32_t max);
   /// Strings of `min`..`max` code points, each in `any` (sorted, disjoint ranges).

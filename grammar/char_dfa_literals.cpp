@@ -1,6 +1,7 @@
 // grammar/char_dfa_literals.cpp — finite languages given as word lists (see char_dfa.h):
 // literals() and the set operations intersect() and unite() take on lists.
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
 
 #include <boost/sort/spreadsort/string_sort.hpp>
@@ -28,51 +29,31 @@ void decode_word(const std::string& text, std::vector<uint32_t>& cps) {
 }
 }  // namespace
 
-CharDfa CharDfa::literal(std::string_view text) { return sorted_literals({std::string(text)}); }
+namespace {
+// The registration of sorted_literals (Daciuk, Mihov, Watson & Watson, "Incremental
+// construction of minimal acyclic finite-state automata", Computational Linguistics 26(1),
+// 2000, section 3): `texts` sorted and distinct, read word by word. Only the path of the last
+// word is open; when the next word leaves it, the states below the common prefix can get no
+// more edges, and each is replaced by an equal registered state or registered itself: equal
+// means the same finality and the same edges to registered states, a state's children being
+// settled before it. Every registered state is one of the minimal automaton's.
+struct LiteralRegistry {
+  std::vector<CharDfa::State> reg;  // registered states
+  uint32_t start = 0;
+  bool sorted = true;   // false: `texts` was not sorted and distinct (nothing else is set)
+  bool stopped = false;  // more than `stop_after` states were registered (the rest unread)
+};
 
-void CharDfa::sort_words(std::vector<std::string>& words) {
-  boost::sort::spreadsort::string_sort(words.begin(), words.end());
-  words.erase(std::unique(words.begin(), words.end()), words.end());
-}
-
-CharDfa CharDfa::literals(const std::vector<std::string>& utf8) {
-  std::vector<std::string> words = utf8;
-  sort_words(words);
-  return sorted_literals(std::move(words));
-}
-
-CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
-  // The minimal automaton built word by word from sorted input, without the trie (Daciuk,
-  // Mihov, Watson & Watson, "Incremental construction of minimal acyclic finite-state
-  // automata", Computational Linguistics 26(1), 2000, section 3). Only the path of the last
-  // word is open; when the next word leaves it, the states below the common prefix can get
-  // no more edges, and each is replaced by an equal registered state or registered itself:
-  // equal means the same finality and the same edges to registered states, a state's
-  // children being settled before it. Time linear in the bytes; memory the minimal
-  // automaton's, plus one word.
-  if (texts.size() == 1) {  // one word: its chain is minimal as it stands
-    CharDfa d;
-    std::vector<uint32_t> cps;
-    decode_word(texts[0], cps);
-    d.states_.emplace_back();
-    for (const uint32_t cp : cps) {
-      const auto next = static_cast<uint32_t>(d.states_.size());
-      d.states_.back().edges.push_back(Edge{cp, cp, next});
-      d.states_.emplace_back();
-      check_limit(d.states_.size());
-    }
-    d.states_.back().final = true;
-    d.minimal_ = true;
-    d.words_ = std::make_shared<const std::vector<std::string>>(std::move(texts));
-    return d;
-  }
+LiteralRegistry register_literals(const std::vector<std::string>& texts, size_t stop_after) {
+  using Edge = CharDfa::Edge;
+  LiteralRegistry out;
   struct Open {
     bool final = false;
     std::vector<Edge> edges;  // sorted; the last edge leads to the next open state (target unset)
   };
   std::vector<Open> path(1);  // path[0]: the start; path[i + 1] after the i-th code point
   size_t open = 1;            // path[0..open) is the last word's path (entries past it are reused)
-  std::vector<State> reg;     // registered states (numbered below, after the walk)
+  std::vector<CharDfa::State>& reg = out.reg;
   InternTable<std::vector<uint32_t>, char_dfa_detail::SignatureHash> registered(2 * texts.size());  // numbered as reg
   std::vector<uint32_t> key;
   auto settle = [&](const Open& o) {
@@ -80,7 +61,7 @@ CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
     for (const Edge& e : o.edges) char_dfa_detail::append_class_edge(key, e.lo, e.hi, e.target);
     const auto [id, fresh] = registered.intern(key);
     if (fresh) {
-      State& st = reg.emplace_back();
+      CharDfa::State& st = reg.emplace_back();
       st.final = o.final;
       for (const Edge& e : o.edges) append_edge(st.edges, e.lo, e.hi, e.target);
       check_limit(reg.size());  // every registered state is one of the result's
@@ -97,14 +78,17 @@ CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
     if (w > 0) {
       while (common < cps.size() && common < last.size() && cps[common] == last[common]) ++common;
       // Sorted and distinct: the word goes on past the common prefix, with a greater code
-      // point than the last word's there (UTF-8 byte order is code point order). A list
-      // that is not is sorted and deduplicated first.
+      // point than the last word's there (UTF-8 byte order is code point order).
       if (common == cps.size() || (common < last.size() && cps[common] < last[common])) {
-        sort_words(texts);  // not as documented: sorted here, once
-        return sorted_literals(std::move(texts));
+        out.sorted = false;
+        return out;
       }
     }
     close_below(common);
+    if (reg.size() > stop_after) {
+      out.stopped = true;
+      return out;
+    }
     for (size_t i = common; i < cps.size(); ++i) {
       path[open - 1].edges.push_back(Edge{cps[i], cps[i], 0});
       if (path.size() == open) path.emplace_back();
@@ -116,7 +100,62 @@ CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
     last.swap(cps);
   }
   close_below(0);
-  const uint32_t start = settle(path[0]);
+  out.start = settle(path[0]);
+  out.stopped = reg.size() > stop_after;
+  return out;
+}
+}  // namespace
+
+CharDfa CharDfa::literal(std::string_view text) { return sorted_literals({std::string(text)}); }
+
+void CharDfa::sort_words(std::vector<std::string>& words) {
+  boost::sort::spreadsort::string_sort(words.begin(), words.end());
+  words.erase(std::unique(words.begin(), words.end()), words.end());
+}
+
+size_t CharDfa::literal_states(std::vector<std::string> words, size_t cap) {
+  if (words.empty()) return 0;
+  if (!std::is_sorted(words.begin(), words.end()) ||
+      std::adjacent_find(words.begin(), words.end()) != words.end()) {
+    sort_words(words);
+  }
+  const LiteralRegistry r = register_literals(words, cap);
+  return r.stopped ? cap + 1 : r.reg.size();
+}
+
+CharDfa CharDfa::literals(const std::vector<std::string>& utf8) {
+  std::vector<std::string> words = utf8;
+  sort_words(words);
+  return sorted_literals(std::move(words));
+}
+
+CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
+  // The minimal automaton built word by word from sorted input, without the trie
+  // (register_literals). Time linear in the bytes; memory the minimal automaton's, plus one
+  // word.
+  if (texts.size() == 1) {  // one word: its chain is minimal as it stands
+    CharDfa d;
+    std::vector<uint32_t> cps;
+    decode_word(texts[0], cps);
+    d.states_.emplace_back();
+    for (const uint32_t cp : cps) {
+      const auto next = static_cast<uint32_t>(d.states_.size());
+      d.states_.back().edges.push_back(Edge{cp, cp, next});
+      d.states_.emplace_back();
+      check_limit(d.states_.size());
+    }
+    d.states_.back().final = true;
+    d.minimal_ = true;
+    d.words_ = std::make_shared<const std::vector<std::string>>(std::move(texts));
+    return d;
+  }
+  LiteralRegistry r = register_literals(texts, SIZE_MAX);
+  if (!r.sorted) {  // not as documented: sorted here, once
+    sort_words(texts);
+    return sorted_literals(std::move(texts));
+  }
+  std::vector<State>& reg = r.reg;
+  const uint32_t start = r.start;
   // Number the states in the order a depth-first walk from the start first meets them,
   // edges in code point order: the trie's creation order, class by class (each class
   // numbered by its first trie state), so the start is state 0.

@@ -137,6 +137,12 @@ TEST(CharDfa, SortedLiteralsIsTheMinimalTrieInTrieOrder) {
     EXPECT_EQ(order.size(), lits.size()) << "trial " << trial;
     EXPECT_EQ(CharDfa::from_states(lits.states()).minimized().size(), lits.size()) << "trial " << trial;
     EXPECT_EQ(canonical_form(shuffled), canonical_form(lits)) << "trial " << trial;
+    // literal_states(): the size without the automaton, or the cap + 1 once past it.
+    EXPECT_EQ(CharDfa::literal_states(texts, SIZE_MAX), texts.empty() ? 0 : lits.size()) << "trial " << trial;
+    for (const size_t cap : {size_t{0}, size_t{3}, lits.size() - 1, lits.size()}) {
+      EXPECT_EQ(CharDfa::literal_states(texts, cap), texts.empty() ? 0 : std::min(lits.size(), cap + 1))
+          << "trial " << trial << " cap " << cap;
+    }
     for (const auto& t : texts) EXPECT_TRUE(lits.accepts(t)) << t;
     for (const std::string t : {"", "a", "ab", "zz", "\xc3\xa9z"}) {
       EXPECT_EQ(lits.accepts(t), std::binary_search(sorted.begin(), sorted.end(), t)) << t;
