@@ -11,7 +11,16 @@ namespace lockstep::schema {
 Decimal decimal_of(const json& number) {
   // A float is the double the document's text denotes, written back exactly (its shortest
   // round-trip digits); integers keep all their digits.
-  return number.is_number_float() ? Decimal::from_double(number.get<double>()) : Decimal::parse(number.dump());
+  if (number.is_number_float()) return Decimal::from_double(number.get<double>());
+  Decimal d;  // an integer's digits as they are (a 50,000-value enum spent 6 % of its time in text)
+  if (number.is_number_unsigned()) {
+    d.int_digits = std::to_string(number.get<uint64_t>());
+  } else {
+    const auto v = number.get<int64_t>();
+    d.negative = v < 0;
+    d.int_digits = std::to_string(d.negative ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v));
+  }
+  return d;
 }
 
 Norm SchemaCompiler::number_keywords(const json& s, const std::string& pointer, int draft) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -311,7 +312,94 @@ CharDfa numbers_multiple_of(const Decimal& m, bool exponents, size_t max_states)
 
 CharDfa numbers_equal(const Decimal& c) { return numbers_in({c}); }
 
+namespace {
+// Whether every value is an integer written with canonical digits (Decimal's contract).
+bool integers_only(const std::vector<Decimal>& values) {
+  return std::all_of(values.begin(), values.end(), [](const Decimal& v) {
+    return v.is_integer() && !v.int_digits.empty() && (v.int_digits[0] != '0' || v.int_digits == "0");
+  });
+}
+
+// The digit texts of integers: each one's, and "-0" for zero; sorted and distinct.
+std::vector<std::string> integer_texts(const std::vector<Decimal>& values) {
+  std::vector<std::string> texts;
+  texts.reserve(values.size() + 1);
+  for (const Decimal& v : values) {
+    if (v.is_zero()) {
+      texts.emplace_back("0");
+      texts.emplace_back("-0");
+    } else {
+      texts.push_back(v.negative ? "-" + v.int_digits : v.int_digits);
+    }
+  }
+  CharDfa::sort_words(texts);
+  return texts;
+}
+
+// For integers only: whether the walk with exponents is sure to pass `max_states` before
+// its tries are built. Its lower bound (EqualSet::exponent_walk_lower_bound, summed over the
+// two sides of a group) counts, for each node but the root of a side's shared trie, at least
+// max z + 1 ≥ kExactScale + 1 states. Nodes with equal walks have equal languages of
+// significant digits, so a shared trie has at least as many nodes as the minimal automaton of
+// its digit strings has states; and the first group (EqualSet::groups) holds every distinct
+// digit string of its side. That automaton's size is counted without building it past what
+// the decision needs (CharDfa::literal_states). `texts`: integer_texts(), whose sides'
+// significant digits are read in order (dropping trailing zeros keeps sorted texts in
+// order, ties adjacent), so nothing is sorted again.
+bool integer_walk_over_budget(const std::vector<std::string>& texts, size_t max_states) {
+  const size_t per_node = kExactScale + 1;
+  const size_t cap = max_states / per_node + 1;  // more than cap nodes: over on their own
+  std::vector<std::string> digits[2];            // nonnegative, negative
+  for (const std::string& t : texts) {
+    const bool negative = t[0] == '-';
+    const std::string_view magnitude = std::string_view(t).substr(negative ? 1 : 0);
+    if (magnitude == "0") continue;
+    std::string d(magnitude.substr(0, magnitude.find_last_not_of('0') + 1));
+    auto& side = digits[negative ? 1 : 0];
+    if (side.empty() || side.back() != d) side.push_back(std::move(d));
+  }
+  size_t nodes = 0;  // a lower bound on the first group's shared nodes but the roots
+  for (auto& side : digits) {
+    const size_t states = CharDfa::literal_states(std::move(side), cap);
+    nodes += states > 0 ? states - 1 : 0;
+  }
+  return nodes * per_node > max_states;
+}
+
+// The plain texts of integers (`texts`: integer_texts()), then optionally a fraction of
+// zeros: the minimal automaton of the digit texts (CharDfa::sorted_literals) gets, from each
+// final state, one shared tail ".0+"; the texts hold no '.', so it stays minimal (not
+// minimized again: that took a fifth of a 50,000-value enum's compilation).
+CharDfa plain_integer_texts(std::vector<std::string> texts) {
+  std::vector<CharDfa::State> states = CharDfa::sorted_literals(std::move(texts)).states();
+  const auto point = static_cast<uint32_t>(states.size()), zeros = point + 1;
+  for (CharDfa::State& st : states) {
+    if (!st.final) continue;
+    // '.' sorts before the digits and after '-': first among a final state's edges.
+    st.edges.insert(st.edges.begin(), CharDfa::Edge{'.', '.', point});
+  }
+  states.push_back(CharDfa::State{{CharDfa::Edge{'0', '0', zeros}}, false});
+  states.push_back(CharDfa::State{{CharDfa::Edge{'0', '0', zeros}}, true});
+  return CharDfa::from_states(std::move(states));
+}
+}  // namespace
+
 CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents, size_t max_states, std::optional<CharDfa>* plain) {
+  const auto refuse = [&] {
+    return std::invalid_argument(fmt::format("the enum's numbers need more than {} automaton states", max_states));
+  };
+  // A large set of integers: the refusal is known without the tries, and the plain texts
+  // are their digits (the same language as the tries' walk without exponents).
+  std::vector<std::string> texts;
+  if (exponents && plain && integers_only(values) &&
+      integer_walk_over_budget(texts = integer_texts(values), max_states)) {
+    try {
+      *plain = plain_integer_texts(std::move(texts));
+    } catch (const AutomatonLimitError&) {
+      // Left empty, as below: the caller's own walk of plain texts meets its limit.
+    }
+    throw refuse();
+  }
   std::vector<Decimal> magnitudes[2];  // nonnegative, negative (zero in both)
   for (const auto& v : values) {
     if (v.is_zero() || !v.negative) magnitudes[0].push_back(v);
@@ -340,9 +428,6 @@ CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents, size_t ma
       out = g == 0 ? std::move(d) : CharDfa::unite(out, d);
     }
     return out;
-  };
-  const auto refuse = [&] {
-    return std::invalid_argument(fmt::format("the enum's numbers need more than {} automaton states", max_states));
   };
   if (over_budget) {
     if (plain) {

@@ -270,5 +270,71 @@ TEST(NumberLanguage, RefusedEnumsGiveThePlainTextsOfTheSameTries) {
   EXPECT_TRUE(small.accepts("1.2e1"));
 }
 
+// Integers only: the refusal is decided before any trie is built, from the minimal automaton
+// of their significant digits, and the plain texts come from the automaton of their digit
+// texts. Both must agree with the tries: a set refused early is refused by the tries too (the
+// same calls without `plain` take the tries' path), and the plain texts are the same language
+// as the tries' walk without exponents. Sparse and dense sets, both signs, zero, trailing
+// zeros, digits at scales apart (12 and 1200: two groups) and 30-digit values.
+TEST(NumberLanguage, LargeIntegerEnumsAreRefusedAndWalkedWithoutTheirTries) {
+  std::mt19937_64 rng(19);
+  int plain_made = 0;
+  for (int round = 0; round < 24; ++round) {
+    std::vector<Decimal> values;
+    const size_t n = 20 + rng() % 600;
+    const uint64_t range = round % 3 == 0 ? 1000 : round % 3 == 1 ? 100000 : 2000000000ull;
+    const bool negatives = round % 2 == 1;
+    for (size_t k = 0; k < n; ++k) {
+      auto v = static_cast<int64_t>(rng() % range);
+      if (negatives && rng() % 2) v = -v;
+      std::string t = std::to_string(v);
+      if (rng() % 10 == 0) t += "00";
+      if (rng() % 50 == 0) t += std::string(20, '7');
+      values.push_back(Decimal::parse(t));
+    }
+    if (round % 4 == 0) values.push_back(Decimal::parse("0"));
+    if (round % 5 == 0) values.push_back(Decimal::parse("12")), values.push_back(Decimal::parse("1200"));
+    for (const size_t budget : {size_t{500}, size_t{5000}, size_t{50000}}) {
+      std::optional<CharDfa> plain;
+      bool refused = false, refused_by_tries = false;
+      try {
+        numbers_in(values, true, budget, &plain);
+      } catch (const std::invalid_argument&) {
+        refused = true;
+      }
+      try {
+        numbers_in(values, true, budget);
+      } catch (const std::invalid_argument&) {
+        refused_by_tries = true;
+      }
+      ASSERT_EQ(refused, refused_by_tries) << "round " << round << " budget " << budget;
+      // Refused after a walk that passed the budget, the plain texts are not made ahead.
+      if (!refused || !plain) continue;
+      ++plain_made;
+      const CharDfa reference = numbers_in(values, false);
+      EXPECT_TRUE(CharDfa::intersect(*plain, reference.complement()).empty()) << round;
+      EXPECT_TRUE(CharDfa::intersect(reference, plain->complement()).empty()) << round;
+      EXPECT_EQ(plain->size(), reference.minimized().size()) << round;
+    }
+  }
+  EXPECT_GE(plain_made, 24);
+  // The texts themselves, for a set refused at once.
+  std::vector<Decimal> values;
+  for (const char* v : {"0", "12", "1200", "-12", "-5", "725000", "100000000000000000000000000001"}) {
+    values.push_back(Decimal::parse(v));
+  }
+  for (int k = 0; k < 400; ++k) values.push_back(Decimal::parse(std::to_string(1000003 + 7919 * k)));
+  std::optional<CharDfa> plain;
+  EXPECT_THROW(numbers_in(values, true, 1000, &plain), std::invalid_argument);
+  ASSERT_TRUE(plain.has_value());
+  for (const char* t : {"0", "-0", "0.0", "-0.00", "12", "12.0", "1200.000", "-12", "-5.0", "725000",
+                        "100000000000000000000000000001", "1000003", "1007922.0"}) {
+    EXPECT_TRUE(plain->accepts(t)) << t;
+  }
+  for (const char* t : {"120", "1.2e1", "-1200", "12.", "12.5", "012", "-0.1", "5", "1000004", "1e3", "0.00.0"}) {
+    EXPECT_FALSE(plain->accepts(t)) << t;
+  }
+}
+
 }  // namespace
 }  // namespace lockstep
