@@ -285,6 +285,44 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
   auto chained = [&](uint32_t s) {
     return !chains.tail.empty() && (chains.tail[s] != UINT32_MAX || chains.is_tail[s]);
   };
+  // A state's onward moves (with `loops`, all its moves) by target, in order of first
+  // appearance: (target, elements).
+  auto targets_of = [&](uint32_t s, bool loops = false) {
+    std::vector<std::pair<uint32_t, std::vector<uint32_t>>> out;
+    std::unordered_map<uint32_t, size_t> at;
+    for (const auto& mv : m.moves[s]) {
+      if (mv.target == s && !loops) continue;
+      const auto [it, fresh] = at.try_emplace(mv.target, out.size());
+      if (fresh) out.emplace_back(mv.target, std::vector<uint32_t>{});
+      out[it->second].second.push_back(mv.element);
+    }
+    return out;
+  };
+  // Several elements leading to one target are their choice, then the target, once; a
+  // choice that leads on from several states is a rule of its own. A count of required
+  // names (past kMaxExactObligations) offers every name at every count, each to the next:
+  // n counts of n names spelled out were n^2 members (587 required names, 1.2 million
+  // expression nodes), and are n references to one choice.
+  std::map<std::vector<uint32_t>, int64_t> shared;  // a repeated choice → its rule (-1: not made yet)
+  {
+    std::map<std::vector<uint32_t>, uint32_t> seen;
+    for (uint32_t s = 0; s < m.moves.size(); ++s) {
+      if (s != 0 && chained(s)) continue;
+      for (auto& [t, elements] : targets_of(s, s == 0)) {
+        if (elements.size() > 1 && ++seen[elements] == 2) shared.emplace(elements, -1);
+      }
+    }
+  }
+  auto choice_of = [&](const std::vector<uint32_t>& elements) {
+    if (elements.size() == 1) return m.elements[elements[0]];
+    std::vector<Expr> alts;
+    alts.reserve(elements.size());
+    for (const uint32_t e : elements) alts.push_back(m.elements[e]);
+    const auto it = shared.find(elements);
+    if (it == shared.end()) return Expr::choice(std::move(alts));
+    if (it->second < 0) it->second = add_rule(hint + "-g" + std::to_string(elements[0]), Expr::choice(std::move(alts)), true);
+    return Expr::rule_ref(static_cast<uint32_t>(it->second));
+  };
   A = [&](uint32_t s) -> Expr {
     if (after[s] >= 0) return Expr::rule_ref(static_cast<uint32_t>(after[s]));
     std::vector<Expr> loops, exits, onward;
@@ -295,10 +333,7 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
     if (chained(s)) {
       exits.push_back(seq_of(sep, C(s)));
     } else {
-      onward.reserve(m.moves[s].size());
-      for (const auto& mv : m.moves[s]) {
-        if (mv.target != s) onward.push_back(seq_of(m.elements[mv.element], A(mv.target)));  // two rule references
-      }
+      for (const auto& [t, elements] : targets_of(s)) onward.push_back(seq_of(choice_of(elements), A(t)));
       // The separator once, before the choice of the next element: a member machine has
       // 2^q states with up to q moves each, and every expression node is paid for in each
       // pass over the grammar (the rule automaton is the same either way).
@@ -321,7 +356,7 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
   if (chained(0) && std::none_of(m.moves[0].begin(), m.moves[0].end(), [](const auto& mv) { return mv.target == 0; })) {
     first.push_back(C(0));  // no loop at the start: its moves are its onward ones
   } else {
-    for (const auto& mv : m.moves[0]) first.push_back(seq_of(m.elements[mv.element], A(mv.target)));
+    for (const auto& [t, elements] : targets_of(0, true)) first.push_back(seq_of(choice_of(elements), A(t)));
   }
   std::vector<Expr> alts;
   if (m.accepting[0]) alts.push_back(p.empty);

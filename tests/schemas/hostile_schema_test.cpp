@@ -1,6 +1,7 @@
 // Hostile JSON Schemas: deep nesting, long $ref chains, huge objects and the worst cases of
 // the schema algebra end in a LimitError naming the limit (or compile), within the
 // EngineLimits, never in a crash, a hang or unbounded memory.
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <string>
@@ -177,6 +178,49 @@ TEST(HostileSchema, ManyPropertiesInAnyOrderCompile) {
   JsonSchemaOptions any;
   any.property_order = JsonSchemaOptions::PropertyOrder::kAny;
   EXPECT_NO_THROW(compile_json_schema(parse_json_document(many_properties(20000), "many.json"), any));
+}
+
+size_t expression_nodes(const Expr& e) {
+  size_t n = 1;
+  for (const Expr& c : e.children) n += expression_nodes(c);
+  return n;
+}
+
+// Past the exact obligations, an object in any order counts its required names, and every
+// count offers every name, each to the next count: n counts of n names. They share one rule
+// for that choice, so the grammar grows with n, not n^2 (587 required names of a Kubernetes
+// schema were 1.2 million expression nodes). The language is the same: every name once in
+// any order, each with its own value.
+TEST(HostileSchema, ManyRequiredNamesInAnyOrderShareTheirChoice) {
+  JsonSchemaOptions any = schema_test::compact_options();
+  any.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+  for (const size_t n : {size_t{40}, size_t{300}}) {
+    ojson properties = ojson::object(), required = ojson::array();
+    for (size_t i = 0; i < n; ++i) {
+      properties["p" + std::to_string(i)] = {{"type", "integer"}, {"minimum", i}};
+      required.push_back("p" + std::to_string(i));
+    }
+    const ojson schema = {{"type", "object"}, {"properties", properties}, {"required", required}};
+    const auto c = schema_test::compile_schema(schema.dump(), any);
+    size_t nodes = 0;
+    for (const Rule& r : c.schema.grammar.rules) nodes += expression_nodes(r.body);
+    EXPECT_LT(nodes, 60 * n) << n;  // spelled out per count: about 3 n^2
+    std::vector<size_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), std::mt19937(static_cast<unsigned>(n)));
+    auto object = [&](size_t skip, size_t low) {
+      std::string text = "{";
+      for (const size_t i : order) {
+        if (i == skip) continue;
+        if (text.size() > 1) text += ",";
+        text += "\"p" + std::to_string(i) + "\":" + std::to_string(i == low ? i - 1 : i + 1);
+      }
+      return text + "}";
+    };
+    EXPECT_TRUE(c.accepts(object(n, n))) << n;
+    EXPECT_FALSE(c.accepts(object(order[n / 2], n))) << n;  // a name missing
+    EXPECT_FALSE(c.accepts(object(n, order[n / 3] == 0 ? order[1] : order[n / 3]))) << n;  // a value below its minimum
+  }
 }
 
 TEST(HostileSchema, RepeatedKeysKeepTheirFirstPlaceAndLastValue) {
