@@ -303,11 +303,32 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
   // names (past kMaxExactObligations) offers every name at every count, each to the next:
   // n counts of n names spelled out were n^2 members (587 required names, 1.2 million
   // expression nodes), and are n references to one choice.
+  // Whether two of a state's moves (with `loops`, its loops too) share a target; most
+  // states' do not (a required name's bit), and they are written move by move as before,
+  // without grouping (the anyOf of 200 objects of the stress corpus has 25,000 states).
+  std::vector<uint32_t> scratch;
+  auto repeats_target = [&](uint32_t s, bool loops) {
+    scratch.clear();
+    for (const auto& mv : m.moves[s]) {
+      if (mv.target != s || loops) scratch.push_back(mv.target);
+    }
+    if (scratch.size() <= 16) {
+      for (size_t i = 0; i < scratch.size(); ++i) {
+        if (std::find(scratch.begin() + static_cast<ptrdiff_t>(i) + 1, scratch.end(), scratch[i]) != scratch.end()) return true;
+      }
+      return false;
+    }
+    std::sort(scratch.begin(), scratch.end());
+    return std::adjacent_find(scratch.begin(), scratch.end()) != scratch.end();
+  };
+  std::vector<char> grouped(m.moves.size(), 0);  // states whose moves repeat a target
   std::map<std::vector<uint32_t>, int64_t> shared;  // a repeated choice → its rule (-1: not made yet)
   {
     std::map<std::vector<uint32_t>, uint32_t> seen;
     for (uint32_t s = 0; s < m.moves.size(); ++s) {
       if (s != 0 && chained(s)) continue;
+      if (!repeats_target(s, s == 0)) continue;
+      grouped[s] = 1;
       for (auto& [t, elements] : targets_of(s, s == 0)) {
         if (elements.size() > 1 && ++seen[elements] == 2) shared.emplace(elements, -1);
       }
@@ -333,7 +354,14 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
     if (chained(s)) {
       exits.push_back(seq_of(sep, C(s)));
     } else {
-      for (const auto& [t, elements] : targets_of(s)) onward.push_back(seq_of(choice_of(elements), A(t)));
+      if (grouped[s] || (s == 0 && repeats_target(s, false))) {
+        for (const auto& [t, elements] : targets_of(s)) onward.push_back(seq_of(choice_of(elements), A(t)));
+      } else {
+        onward.reserve(m.moves[s].size());
+        for (const auto& mv : m.moves[s]) {
+          if (mv.target != s) onward.push_back(seq_of(m.elements[mv.element], A(mv.target)));  // two rule references
+        }
+      }
       // The separator once, before the choice of the next element: a member machine has
       // 2^q states with up to q moves each, and every expression node is paid for in each
       // pass over the grammar (the rule automaton is the same either way).
@@ -356,7 +384,11 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
   if (chained(0) && std::none_of(m.moves[0].begin(), m.moves[0].end(), [](const auto& mv) { return mv.target == 0; })) {
     first.push_back(C(0));  // no loop at the start: its moves are its onward ones
   } else {
-    for (const auto& [t, elements] : targets_of(0, true)) first.push_back(seq_of(choice_of(elements), A(t)));
+    if (grouped[0]) {
+      for (const auto& [t, elements] : targets_of(0, true)) first.push_back(seq_of(choice_of(elements), A(t)));
+    } else {
+      for (const auto& mv : m.moves[0]) first.push_back(seq_of(m.elements[mv.element], A(mv.target)));
+    }
   }
   std::vector<Expr> alts;
   if (m.accepting[0]) alts.push_back(p.empty);
