@@ -362,8 +362,9 @@ bool integer_walk_over_budget(const std::vector<std::string>& texts, size_t max_
   for (auto& side : digits) {
     const size_t states = CharDfa::literal_states(std::move(side), cap);
     nodes += states > 0 ? states - 1 : 0;
+    if (nodes * per_node > max_states) return true;  // the other side need not be read
   }
-  return nodes * per_node > max_states;
+  return false;
 }
 
 // The plain texts of integers (`texts`: integer_texts()), then optionally a fraction of

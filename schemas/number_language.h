@@ -107,7 +107,9 @@ CharDfa numbers_equal(const Decimal& c);
 /// without `exponents`, only plain texts. Throws std::invalid_argument past `max_states`
 /// states (before minimization). With `plain` given, a refusal the walk with exponents is
 /// known to meet before it starts (its lower bound on states is over `max_states`) first
-/// stores there the plain texts' automaton, from the same tries.
+/// stores there the plain texts' automaton: from the same tries, or, for integers whose
+/// refusal the minimal automaton of their significant digits already settles, from the
+/// automaton of their digit texts (no tries built).
 CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents = true, size_t max_states = CharDfa::max_states(),
                    std::optional<CharDfa>* plain = nullptr);
 /// Where the languages above decide exponent texts exactly, each a superset of

@@ -303,8 +303,9 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
   // names (past kMaxExactObligations) offers every name at every count, each to the next:
   // n counts of n names spelled out were n^2 members (587 required names, 1.2 million
   // expression nodes), and are n references to one choice.
-  // Whether two of a state's moves (with `loops`, its loops too) share a target; most
-  // states' do not (a required name's bit), and they are written move by move as before,
+  //
+  // repeats_target: whether two of a state's moves (with `loops`, its loops too) share a
+  // target. Most states' do not (a required name's bit): they are written move by move,
   // without grouping (the anyOf of 200 objects of the stress corpus has 25,000 states).
   std::vector<uint32_t> scratch;
   auto repeats_target = [&](uint32_t s, bool loops) {
@@ -321,7 +322,8 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
     std::sort(scratch.begin(), scratch.end());
     return std::adjacent_find(scratch.begin(), scratch.end()) != scratch.end();
   };
-  std::vector<char> grouped(m.moves.size(), 0);  // states whose moves repeat a target
+  // States whose moves repeat a target (state 0 counting its loops, which `first` reads).
+  std::vector<char> grouped(m.moves.size(), 0);
   std::map<std::vector<uint32_t>, int64_t> shared;  // a repeated choice → its rule (-1: not made yet)
   {
     std::map<std::vector<uint32_t>, uint32_t> seen;
@@ -354,7 +356,7 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
     if (chained(s)) {
       exits.push_back(seq_of(sep, C(s)));
     } else {
-      if (grouped[s] || (s == 0 && repeats_target(s, false))) {
+      if (grouped[s]) {
         for (const auto& [t, elements] : targets_of(s)) onward.push_back(seq_of(choice_of(elements), A(t)));
       } else {
         onward.reserve(m.moves[s].size());
