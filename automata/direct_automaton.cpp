@@ -73,6 +73,11 @@ class DirectAutomatonDfa {
         char_begin.push_back(static_cast<uint32_t>(char_edges.size()));
         continue;
       }
+      if (bmp_calls_ && escapes_->direct_ascii && printable_ascii(q)) {
+        append_printable(q, char_edges);
+        char_begin.push_back(static_cast<uint32_t>(char_edges.size()));
+        continue;
+      }
       shape_of(q, slots, shape);
       auto [it, fresh] = templates.try_emplace(shape);
       if (fresh) {
@@ -125,6 +130,70 @@ class DirectAutomatonDfa {
         out.push_back({static_cast<uint8_t>(e.lo), static_cast<uint8_t>(e.hi), e.target});
       }
     }
+  }
+
+  // Whether every code point state q reads is printable ASCII (U+0020..U+007F).
+  bool printable_ascii(uint32_t q) const {
+    const auto& edges = d_.states()[q].edges;
+    return !edges.empty() && edges.front().lo >= 0x20 && edges.back().hi <= 0x7F;  // sorted, disjoint
+  }
+  // State q of a JSON string whose escapes are all read by escape rules (bmp_calls_), its
+  // code points printable ASCII: the byte edges its template would give, without the
+  // template. Each code point is its byte, but the quote and the backslash (read escaped
+  // only); the backslash leads to one partial state, with the short escapes of the quote,
+  // the slash and the backslash among those code points, and a call of each target's escape
+  // rule (its code points' \u spellings). Edges to one target over adjacent bytes are one
+  // edge, as a template's.
+  void append_printable(uint32_t q, std::vector<GrammarAutomaton::ByteEdge>& out) {
+    const auto& edges = d_.states()[q].edges;
+    node_.bytes.clear();
+    node_.calls.clear();
+    escape_calls(edges, true, calls_);
+    for (const EscapeCall& c : calls_) node_.calls.push_back({escape_rule_of(c.ranges), c.target});
+    std::sort(node_.calls.begin(), node_.calls.end(),
+              [](const auto& a, const auto& b) { return a.rule != b.rule ? a.rule < b.rule : a.target < b.target; });
+    for (const uint8_t letter : {uint8_t{'"'}, uint8_t{'/'}, uint8_t{'\\'}}) {  // in byte order
+      for (const auto& e : edges) {
+        if (e.lo <= letter && letter <= e.hi) node_.bytes.push_back({letter, letter, e.target});
+      }
+    }
+    const uint32_t after_backslash = intern(node_);
+    const size_t first = out.size();
+    auto add = [&](uint32_t lo, uint32_t hi, uint32_t target) {
+      if (out.size() > first && out.back().target == target && out.back().hi + 1u == lo) {
+        out.back().hi = static_cast<uint8_t>(hi);
+      } else {
+        out.push_back({static_cast<uint8_t>(lo), static_cast<uint8_t>(hi), target});
+      }
+    };
+    bool escaped = false;  // the backslash's edge is in place
+    for (const auto& e : edges) {
+      uint32_t lo = e.lo;
+      for (const uint32_t cut : {uint32_t{'"'}, uint32_t{'\\'}}) {
+        if (cut == '\\' && !escaped && lo > cut) {  // this edge starts past the backslash
+          add(cut, cut, after_backslash);
+          escaped = true;
+        }
+        if (cut < lo || cut > e.hi) continue;
+        if (lo < cut) add(lo, cut - 1, e.target);
+        if (cut == '\\') {
+          add(cut, cut, after_backslash);
+          escaped = true;
+        }
+        lo = cut + 1;
+      }
+      if (lo <= e.hi) add(lo, e.hi, e.target);
+    }
+    if (!escaped) add('\\', '\\', after_backslash);
+  }
+  // The grammar's escape rule of `ranges`: one code point's, below U+0080, asked once.
+  uint32_t escape_rule_of(const std::vector<CodepointRange>& ranges) {
+    if (ranges.size() != 1 || ranges[0].lo != ranges[0].hi || ranges[0].lo >= ascii_rules_.size()) {
+      return escapes_->rule(ranges);
+    }
+    uint32_t& r = ascii_rules_[ranges[0].lo];
+    if (r == kEmpty) r = escapes_->rule(ranges);
+    return r;
   }
 
   // A state's shape: the flags, then its ranges with targets numbered by first appearance
@@ -485,9 +554,16 @@ class DirectAutomatonDfa {
   std::vector<uint64_t> interior_hash_;  // per interior node
   std::vector<uint32_t> slots_;          // open addressing: interior index, or kEmpty
   unsigned slot_bits_ = 0;               // slots_.size() == 2^slot_bits_
-  Node node_;                            // instantiate's scratch
+  Node node_;                            // instantiate's and append_printable's scratch
+  std::vector<EscapeCall> calls_;        // append_printable's scratch
+  std::array<uint32_t, 0x80> ascii_rules_ = filled_rules();  // escape rule per code point, or kEmpty
   std::vector<uint32_t> ids_;
   static constexpr uint32_t kEmpty = UINT32_MAX;
+  static std::array<uint32_t, 0x80> filled_rules() {
+    std::array<uint32_t, 0x80> a;
+    a.fill(kEmpty);
+    return a;
+  }
 };
 
 }  // namespace

@@ -71,6 +71,11 @@ struct EscapeRuleFn {
   /// each state shape's template and the escape rules it calls, found once per grammar,
   /// not once per string automaton. Null: none kept.
   std::shared_ptr<DirectShapeMemo> shapes;
+  /// With `bmp`, a state reading printable ASCII only is built as it stands (its bytes, and
+  /// the state after its backslash), not through its shape's template; false: templates for
+  /// every state (the same automaton, state for state: what the direct build is tested
+  /// against).
+  bool direct_ascii = true;
 };
 
 /// Whether the JSON strings of `grammar` should read their \u spellings up to U+FFFF

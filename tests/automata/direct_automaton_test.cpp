@@ -99,6 +99,23 @@ void expect_equivalent(const CharDfa& dfa, bool json, const std::string& what, c
   EXPECT_EQ(minimize(a).size(), a.size()) << what << ": not minimal";
 }
 
+// The same automaton state for state and edge for edge.
+void expect_same_states(const RuleDfa& a, const RuleDfa& b, const std::string& what) {
+  EXPECT_EQ(a.final, b.final) << what;
+  EXPECT_EQ(a.byte_begin, b.byte_begin) << what;
+  EXPECT_EQ(a.rule_begin, b.rule_begin) << what;
+  ASSERT_EQ(a.bytes.size(), b.bytes.size()) << what;
+  for (size_t k = 0; k < a.bytes.size(); ++k) {
+    ASSERT_TRUE(a.bytes[k].lo == b.bytes[k].lo && a.bytes[k].hi == b.bytes[k].hi && a.bytes[k].target == b.bytes[k].target)
+        << what << ", byte edge " << k;
+  }
+  ASSERT_EQ(a.rules.size(), b.rules.size()) << what;
+  for (size_t k = 0; k < a.rules.size(); ++k) {
+    ASSERT_TRUE(a.rules[k].rule == b.rules[k].rule && a.rules[k].target == b.rules[k].target)
+        << what << ", rule edge " << k;
+  }
+}
+
 TEST(DirectAutomaton, SameLanguageAsTheNfaPathAndMinimal) {
   const std::vector<std::string> patterns = {
       ".{0,20}", "[a-z]+", "(foo|bar|baz)", "\\p{L}{2,5}", "[^\"\\\\]*", "\\d{3}-\\d{4}", "[\\u0000-\\u001f]",
@@ -169,21 +186,7 @@ TEST(DirectAutomaton, ShapeMemoGivesTheSameAutomata) {
                                           std::pair{&escapes.by_rule, &escapes.by_rule_memo}}) {
           const RuleDfa a = determinize_rule(rule, 1u << 20, nullptr, plain);
           const RuleDfa b = determinize_rule(rule, 1u << 20, nullptr, memo);
-          const std::string what = fmt::format("automaton {} (json {}, bmp {}, round {})", i, json, plain->bmp, round);
-          EXPECT_EQ(a.final, b.final) << what;
-          EXPECT_EQ(a.byte_begin, b.byte_begin) << what;
-          EXPECT_EQ(a.rule_begin, b.rule_begin) << what;
-          ASSERT_EQ(a.bytes.size(), b.bytes.size()) << what;
-          for (size_t k = 0; k < a.bytes.size(); ++k) {
-            EXPECT_TRUE(a.bytes[k].lo == b.bytes[k].lo && a.bytes[k].hi == b.bytes[k].hi &&
-                        a.bytes[k].target == b.bytes[k].target)
-                << what << ", byte edge " << k;
-          }
-          ASSERT_EQ(a.rules.size(), b.rules.size()) << what;
-          for (size_t k = 0; k < a.rules.size(); ++k) {
-            EXPECT_TRUE(a.rules[k].rule == b.rules[k].rule && a.rules[k].target == b.rules[k].target)
-                << what << ", rule edge " << k;
-          }
+          expect_same_states(a, b, fmt::format("automaton {} (json {}, bmp {}, round {})", i, json, plain->bmp, round));
         }
       }
     }
@@ -202,6 +205,55 @@ TEST(DirectAutomaton, PreparedKeyTemplatesGiveTheSameAutomata) {
     expect_equivalent(names, true, "names", fn);
     expect_equivalent(names.complement(), true, "complement of names", fn);
   }
+}
+
+// With escape rules for every \u spelling, a state reading printable ASCII only is built
+// without its shape's template (EscapeRuleFn::direct_ascii): the automaton is the one the
+// templates give, state for state. Word lists over printable ASCII with the bytes a JSON
+// string reads apart (the quote, the backslash, the slash, DEL), ranges across them, and
+// states that read more than ASCII among them.
+TEST(DirectAutomaton, PrintableStatesWithoutTemplatesAreTheTemplatesAutomata) {
+  EscapeNumbers escapes;
+  EscapeRuleFn templates = escapes.by_rule;
+  templates.direct_ascii = false;
+  ASSERT_TRUE(escapes.by_rule.direct_ascii);
+  std::vector<CharDfa> automata;
+  uint64_t seed = 88172645463325252ull;
+  auto next = [&] {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return seed;
+  };
+  const std::string alphabet = "\"\\/ !#[]^_`az{|}~\x7f" "09AZ.-";
+  for (int k = 0; k < 40; ++k) {
+    std::vector<std::string> words;
+    const size_t n = 1 + next() % 60;
+    for (size_t i = 0; i < n; ++i) {
+      std::string w;
+      const size_t len = next() % 7;
+      for (size_t j = 0; j < len; ++j) w += alphabet[next() % alphabet.size()];
+      if (k % 4 == 3 && next() % 5 == 0) w += "\xc3\xa9";  // a state reading beyond ASCII
+      words.push_back(w);
+    }
+    automata.push_back(CharDfa::literals(words));
+    if (k % 5 == 0) automata.push_back(automata.back().complement());
+  }
+  for (const char* p : {"[ -~]{0,5}", "[!-\\[\\]-~]+", "[\"\\\\/]{1,3}x", "[#-/]*[\\\\-\\x7f]?", "(?:a|[\\x20-\\x7f]b)*"}) {
+    automata.push_back(CharDfa::from_expr(regex_to_expr(p)).minimized());
+  }
+  size_t printable = 0;
+  for (size_t i = 0; i < automata.size(); ++i) {
+    for (const auto& st : automata[i].states()) {
+      printable += !st.edges.empty() && st.edges.front().lo >= 0x20 && st.edges.back().hi <= 0x7F;
+    }
+    const Rule rule{"r", automaton_expr(std::make_shared<const CharDfa>(automata[i]), true), {}, true};
+    const RuleDfa direct = determinize_rule(rule, 1u << 20, nullptr, &escapes.by_rule);
+    const RuleDfa by_template = determinize_rule(rule, 1u << 20, nullptr, &templates);
+    expect_same_states(direct, by_template, fmt::format("automaton {}", i));
+    expect_equivalent(automata[i], true, fmt::format("automaton {}", i), &escapes.by_rule);
+  }
+  EXPECT_GT(printable, 500u);  // the states the direct build takes
 }
 
 // The cost model (escapes_by_rule): escape rules for grammars whose strings have many
