@@ -192,8 +192,55 @@ std::vector<uint32_t> language_classes(const std::vector<CharDfa::State>& states
 // The language classes of the states by partition refinement (Valmari–Lehtinen,
 // partition_refinement.h), dead states in a class of their own; dead edges vanish. Labels
 // are the classes of code points no edge boundary separates.
+// refined_classes() of a few live states: Moore's refinement, each round classing every
+// live state by its class and its edges to classes (adjacent ranges to one class merged),
+// until no class splits. A number's exponent automaton has a dozen states, and a range of
+// integers builds hundreds of them; the general refinement's setup (edge labels, sorted
+// transitions) cost more than these rounds. The coarsest stable partition is unique, so the
+// classes are those of the general refinement (numbered otherwise).
+std::vector<uint32_t> moore_classes(const std::vector<CharDfa::State>& states, const std::vector<char>& live) {
+  const auto n = static_cast<uint32_t>(states.size());
+  std::vector<uint32_t> cls(n, 0), next(n, 0);
+  for (uint32_t s = 0; s < n; ++s) cls[s] = live[s] && states[s].final ? 1 : 0;
+  std::vector<uint32_t> keys, key_begin, key;
+  size_t count = 0;
+  for (;;) {
+    keys.clear();
+    key_begin.assign(1, 0);
+    for (uint32_t s = 0; s < n; ++s) {
+      if (!live[s]) continue;
+      key.assign(1, cls[s]);
+      for (const auto& e : states[s].edges) {
+        if (live[e.target]) char_dfa_detail::append_class_edge(key, e.lo, e.hi, cls[e.target]);
+      }
+      uint32_t id = 0;
+      const auto classes = static_cast<uint32_t>(key_begin.size() - 1);
+      for (; id < classes; ++id) {
+        if (std::equal(key.begin(), key.end(), keys.begin() + key_begin[id], keys.begin() + key_begin[id + 1])) break;
+      }
+      if (id == classes) {
+        keys.insert(keys.end(), key.begin(), key.end());
+        key_begin.push_back(static_cast<uint32_t>(keys.size()));
+      }
+      next[s] = id;
+    }
+    const size_t classes = key_begin.size() - 1;
+    cls.swap(next);
+    if (classes == count) break;  // a refinement that splits nothing: stable
+    count = classes;
+  }
+  for (uint32_t s = 0; s < n; ++s) {
+    if (!live[s]) cls[s] = static_cast<uint32_t>(count);  // the dead states' own class
+  }
+  return cls;
+}
+
+// Live states up to which moore_classes() is used.
+constexpr size_t kMooreStates = 48;
+
 std::vector<uint32_t> refined_classes(const std::vector<CharDfa::State>& states, const std::vector<char>& live) {
   const size_t n = states.size();
+  if (static_cast<size_t>(std::count(live.begin(), live.end(), 1)) <= kMooreStates) return moore_classes(states, live);
   // The edge boundaries, most repeats dropped on the way by a small direct-mapped table of
   // recent ones (an automaton of tens of thousands of states over ten digits has a dozen
   // distinct boundaries): what is left to sort is near the distinct count.

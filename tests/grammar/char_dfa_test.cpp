@@ -343,15 +343,16 @@ TEST(CharDfa, EmptinessAgreesWithAndWithoutMinimization) {
 // Automata with cycles behind an acyclic part (the numbers of an enum: tens of thousands of
 // states before a small core of exponent digits and trailing zeros): the states reaching
 // no cycle are settled by hashing, the core by refinement, and a state of either part may be
-// equivalent to one of the other. The result must be Moore's.
+// equivalent to one of the other. The result must be Moore's. A core of at most 48 states is
+// refined by Moore's rounds, a larger one by the general refinement: both sizes are drawn.
 TEST(CharDfa, MinimizationWithACyclicCoreEqualsMoores) {
   std::mt19937 rng(23);
   const std::vector<std::pair<uint32_t, uint32_t>> ranges{{'a', 'a'}, {'b', 'b'}, {'c', 'd'}, {0xE9, 0xE9}};
-  int with_core = 0;
-  for (int trial = 0; trial < 400; ++trial) {
+  int with_core = 0, large_core = 0;
+  for (int trial = 0; trial < 600; ++trial) {
     // States below `layered` only lead to later states; the others anywhere at or after
     // `layered` (loops and cycles). Few ranges and few targets, so many states share futures.
-    const uint32_t n = 2 + rng() % 24;
+    const uint32_t n = trial < 400 ? 2 + rng() % 24 : 60 + rng() % 100;
     const uint32_t layered = rng() % (n + 1);
     std::vector<CharDfa::State> states(n);
     for (uint32_t s = 0; s < n; ++s) {
@@ -370,6 +371,7 @@ TEST(CharDfa, MinimizationWithACyclicCoreEqualsMoores) {
     if (reference.states()[0].edges.empty() && !reference.states()[0].final) continue;  // empty language
     EXPECT_EQ(canonical_form(fast), canonical_form(reference)) << "trial " << trial;
     with_core += layered < n;
+    large_core += n - layered > 60;
     static const char* const kPieces[] = {"a", "b", "c", "d", "\xc3\xa9"};
     for (int k = 0; k < 20; ++k) {
       std::string text;
@@ -378,6 +380,7 @@ TEST(CharDfa, MinimizationWithACyclicCoreEqualsMoores) {
     }
   }
   EXPECT_GT(with_core, 100);
+  EXPECT_GT(large_core, 50);
   // A state outside the core with the language of a core state: 0 -b-> A, 0 -c-> C, A final
   // with a -> C, C final with a loop on a. A and C both accept a*, so they are one state and
   // b, c one edge.
