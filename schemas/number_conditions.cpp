@@ -634,18 +634,16 @@ bool Conjunction::Tuple::operator==(const Tuple& o) const {
          frac == o.frac;
 }
 
-size_t Conjunction::TupleHash::operator()(const Tuple& t) const {
+uint64_t Conjunction::TupleHash::operator()(const Tuple& t) const {
   uint64_t h = 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(t.plain) ^ static_cast<uint64_t>(t.frac) << 1;
   for (uint64_t x : t.part) h = (h ^ x) * 0x100000001B3ull + (h >> 29);
   h = (h ^ static_cast<uint64_t>(t.lo)) * 0x100000001B3ull + (h >> 29);
   h = (h ^ static_cast<uint64_t>(t.hi)) * 0x100000001B3ull + (h >> 29);
-  return static_cast<size_t>(h);
+  return fmix64(h);  // InternTable takes the slot from the high bits
 }
 
 uint64_t Conjunction::intern(const Tuple& t) const {
-  auto [it, fresh] = ids_.try_emplace(t, tuples_.size());
-  if (fresh) tuples_.push_back(t);
-  return it->second;
+  return tuples_.intern(t).first;
 }
 
 uint64_t Conjunction::start() const {
@@ -666,7 +664,7 @@ Reach Conjunction::reach(const Tuple& t) const {
 }
 
 uint64_t Conjunction::step(uint64_t s, char c) const {
-  Tuple t = tuples_[s];
+  Tuple t = tuples_.key(static_cast<uint32_t>(s));
   if (c == '.') t.frac = true;
   bool folded = false;
   for (size_t i = 0; i < parts_.size(); ++i) {
@@ -706,7 +704,7 @@ uint64_t Conjunction::step(uint64_t s, char c) const {
 }
 
 Verdict Conjunction::end(uint64_t s) const {
-  const Tuple& t = tuples_[s];
+  const Tuple& t = tuples_.key(static_cast<uint32_t>(s));
   Verdict v{t.plain, t.lo, t.hi};
   for (size_t i = 0; i < parts_.size(); ++i) {
     if (t.part[i] == kFolded) continue;
@@ -719,7 +717,7 @@ Verdict Conjunction::end(uint64_t s) const {
 }
 
 Reach Conjunction::reach(uint64_t s) const {
-  const Tuple& t = tuples_[s];
+  const Tuple& t = tuples_.key(static_cast<uint32_t>(s));
   Reach r = reach(t);
   if (t.frac) r.a = std::max(r.a, t.lo), r.b = std::min(r.b, t.hi);
   return r;

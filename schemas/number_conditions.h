@@ -10,9 +10,9 @@
 
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "grammar/intern_table.h"
 #include "schemas/number_automaton.h"
 #include "schemas/number_language.h"
 
@@ -193,14 +193,13 @@ class Conjunction final : public Condition {
     bool operator==(const Tuple& o) const;
   };
   struct TupleHash {
-    size_t operator()(const Tuple& t) const;
+    uint64_t operator()(const Tuple& t) const;
   };
   static constexpr uint64_t kFolded = kReject - 1;
   uint64_t intern(const Tuple& t) const;
   Reach reach(const Tuple& t) const;
   std::vector<const Condition*> parts_;
-  mutable std::unordered_map<Tuple, uint64_t, TupleHash> ids_;
-  mutable std::vector<Tuple> tuples_;
+  mutable InternTable<Tuple, TupleHash> tuples_;  // numbered as met: a state is its tuple's number
 };
 
 }  // namespace lockstep::number_conditions
