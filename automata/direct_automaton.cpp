@@ -167,22 +167,21 @@ class DirectAutomatonDfa {
       }
     };
     bool escaped = false;  // the backslash's edge is in place
+    auto emit = [&](uint32_t lo, uint32_t hi, uint32_t target) {  // in byte order, the backslash's edge among them
+      if (!escaped && lo > '\\') {
+        add('\\', '\\', after_backslash);
+        escaped = true;
+      }
+      add(lo, hi, target);
+    };
     for (const auto& e : edges) {
       uint32_t lo = e.lo;
-      for (const uint32_t cut : {uint32_t{'"'}, uint32_t{'\\'}}) {
-        if (cut == '\\' && !escaped && lo > cut) {  // this edge starts past the backslash
-          add(cut, cut, after_backslash);
-          escaped = true;
-        }
+      for (const uint32_t cut : {uint32_t{'"'}, uint32_t{'\\'}}) {  // read escaped only
         if (cut < lo || cut > e.hi) continue;
-        if (lo < cut) add(lo, cut - 1, e.target);
-        if (cut == '\\') {
-          add(cut, cut, after_backslash);
-          escaped = true;
-        }
+        if (lo < cut) emit(lo, cut - 1, e.target);
         lo = cut + 1;
       }
-      if (lo <= e.hi) add(lo, e.hi, e.target);
+      if (lo <= e.hi) emit(lo, e.hi, e.target);
     }
     if (!escaped) add('\\', '\\', after_backslash);
   }

@@ -92,7 +92,8 @@ std::vector<char> after_cycles(const std::vector<CharDfa::State>& states, const 
   return core;
 }
 
-std::vector<uint32_t> refined_classes(const std::vector<CharDfa::State>& states, const std::vector<char>& live);
+std::vector<uint32_t> refined_classes(const std::vector<CharDfa::State>& states, const std::vector<char>& live,
+                                      size_t live_count);
 
 // The language classes of the states (dead states share one class of their own).
 //
@@ -116,12 +117,12 @@ std::vector<uint32_t> language_classes(const std::vector<CharDfa::State>& states
     core_count += core[s] ? 1 : 0;
     rest_count += live[s] && !core[s] ? 1 : 0;
   }
-  if (rest_count == 0) return refined_classes(states, live);
+  if (rest_count == 0) return refined_classes(states, live, core_count);  // every live state is in the core
   constexpr uint32_t kUnsettled = UINT32_MAX;
   std::vector<uint32_t> cls(n, kUnsettled);
   uint32_t next_class = 0;
   if (core_count > 0) {
-    const std::vector<uint32_t> core_classes = refined_classes(states, core);
+    const std::vector<uint32_t> core_classes = refined_classes(states, core, core_count);
     for (uint32_t s = 0; s < n; ++s) {
       if (!core[s]) continue;
       cls[s] = core_classes[s];
@@ -189,9 +190,6 @@ std::vector<uint32_t> language_classes(const std::vector<CharDfa::State>& states
   return cls;
 }
 
-// The language classes of the states by partition refinement (Valmari–Lehtinen,
-// partition_refinement.h), dead states in a class of their own; dead edges vanish. Labels
-// are the classes of code points no edge boundary separates.
 // refined_classes() of a few live states: Moore's refinement, each round classing every
 // live state by its class and its edges to classes (adjacent ranges to one class merged),
 // until no class splits. A number's exponent automaton has a dozen states, and a range of
@@ -238,9 +236,14 @@ std::vector<uint32_t> moore_classes(const std::vector<CharDfa::State>& states, c
 // Live states up to which moore_classes() is used.
 constexpr size_t kMooreStates = 48;
 
-std::vector<uint32_t> refined_classes(const std::vector<CharDfa::State>& states, const std::vector<char>& live) {
+// The language classes of the states by partition refinement (Valmari–Lehtinen,
+// partition_refinement.h), dead states in a class of their own; dead edges vanish. Labels
+// are the classes of code points no edge boundary separates.
+// `live_count` live states: at most kMooreStates take moore_classes().
+std::vector<uint32_t> refined_classes(const std::vector<CharDfa::State>& states, const std::vector<char>& live,
+                                      size_t live_count) {
+  if (live_count <= kMooreStates) return moore_classes(states, live);
   const size_t n = states.size();
-  if (static_cast<size_t>(std::count(live.begin(), live.end(), 1)) <= kMooreStates) return moore_classes(states, live);
   // The edge boundaries, most repeats dropped on the way by a small direct-mapped table of
   // recent ones (an automaton of tens of thousands of states over ten digits has a dozen
   // distinct boundaries): what is left to sort is near the distinct count.
