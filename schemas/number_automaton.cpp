@@ -199,15 +199,43 @@ CharDfa build(const Condition* nonnegative, const Condition* negative, bool expo
     }
     return state_of[n];
   };
+  auto append = [&](const CharDfa& x) {
+    const auto offset = static_cast<uint32_t>(states.size());
+    for (const auto& s : x.states()) {
+      states.push_back(s);
+      for (auto& e : states.back().edges) e.target += offset;
+    }
+    return offset;
+  };
   auto exponent_state = [&](int64_t lo, int64_t hi) {
     auto [it, fresh] = exponent_starts.try_emplace({lo, hi}, static_cast<uint32_t>(states.size()));
-    if (fresh) {
-      const CharDfa& x = exponents_between(lo, hi);
-      const auto offset = static_cast<uint32_t>(states.size());
-      for (const auto& s : x.states()) {
-        states.push_back(s);
-        for (auto& e : states.back().edges) e.target += offset;
+    if (fresh) append(exponents_between(lo, hi));
+    return it->second;
+  };
+  // Several intervals (Condition::intervals): merged where they meet; the union of their
+  // automata when more than one remains, made once per list. kNone: no exponent.
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<std::pair<int64_t, int64_t>> spans;
+  std::map<std::vector<std::pair<int64_t, int64_t>>, uint32_t> exponent_unions;
+  auto exponent_union = [&]() -> uint32_t {
+    std::sort(spans.begin(), spans.end());
+    size_t n = 0;
+    for (const auto& [lo, hi] : spans) {
+      if (lo > hi) continue;
+      if (n > 0 && lo <= spans[n - 1].second + 1) {
+        spans[n - 1].second = std::max(spans[n - 1].second, hi);
+      } else {
+        spans[n++] = {lo, hi};
       }
+    }
+    spans.resize(n);
+    if (n == 0) return kNone;
+    if (n == 1) return exponent_state(spans[0].first, spans[0].second);
+    auto [it, fresh] = exponent_unions.try_emplace(spans, 0);
+    if (fresh) {
+      CharDfa u = exponents_between(spans[0].first, spans[0].second);
+      for (size_t i = 1; i < n; ++i) u = CharDfa::unite(u, exponents_between(spans[i].first, spans[i].second));
+      it->second = append(u);
     }
     return it->second;
   };
@@ -242,8 +270,16 @@ CharDfa build(const Condition* nonnegative, const Condition* negative, bool expo
     if (k.shape == kZero || k.shape == kInt || k.shape == kFrac) {
       const Verdict v = c.end(k.cond);
       final = v.plain;
-      if (exponents && v.lo <= v.hi) {
-        const uint32_t x = exponent_state(v.lo, v.hi);
+      uint32_t x = kNone;
+      if (exponents) {
+        spans.clear();
+        if (c.intervals(k.cond, spans)) {
+          x = exponent_union();
+        } else if (v.lo <= v.hi) {
+          x = exponent_state(v.lo, v.hi);
+        }
+      }
+      if (x != kNone) {
         edges.push_back({'E', 'E', x});
         edges.push_back({'e', 'e', x});
       }

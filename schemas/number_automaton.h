@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "grammar/char_dfa.h"
 
@@ -52,6 +54,11 @@ class Condition {
   /// True when every continuation of the mantissa from `state` ends with verdict `v` (the
   /// walk's remaining steps change nothing that matters).
   virtual bool fixed(uint64_t, Verdict&) const { return false; }
+  /// For a condition whose exponents at the end of a mantissa are not one interval (a union
+  /// of conditions): appends them to `out` as intervals [lo, hi] (overlapping or not, in any
+  /// order) and returns true; end() then says only whether the plain text is accepted.
+  /// False (the default): end()'s interval.
+  virtual bool intervals(uint64_t, std::vector<std::pair<int64_t, int64_t>>&) const { return false; }
 };
 
 /// Texts whose magnitude (the text after an optional '-') satisfies `nonnegative` when there

@@ -723,4 +723,50 @@ Reach Conjunction::reach(uint64_t s) const {
   return r;
 }
 
+// ---- AnyOf
+
+AnyOf::AnyOf(std::vector<const Condition*> parts) : parts_(std::move(parts)) {
+  if (parts_.empty() || parts_.size() > kMaxParts) throw std::logic_error("a union has 1 to 8 parts");
+}
+
+uint64_t AnyOf::TupleHash::operator()(const Tuple& t) const {
+  uint64_t h = kFnvOffsetBasis;
+  for (uint64_t x : t.part) h = fnv1a_step(h, x);
+  return fmix64(h);  // InternTable takes the slot from the high bits
+}
+
+uint64_t AnyOf::start() const {
+  Tuple t;
+  for (size_t i = 0; i < parts_.size(); ++i) t.part[i] = parts_[i]->start();
+  return tuples_.intern(t).first;
+}
+
+uint64_t AnyOf::step(uint64_t s, char c) const {
+  Tuple t = tuples_.key(static_cast<uint32_t>(s));
+  bool any = false;
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    if (t.part[i] == kReject) continue;
+    t.part[i] = parts_[i]->step(t.part[i], c);
+    any = any || t.part[i] != kReject;
+  }
+  return any ? tuples_.intern(t).first : kReject;
+}
+
+Verdict AnyOf::end(uint64_t s) const {
+  const Tuple& t = tuples_.key(static_cast<uint32_t>(s));
+  bool plain = false;
+  for (size_t i = 0; i < parts_.size() && !plain; ++i) plain = t.part[i] != kReject && parts_[i]->end(t.part[i]).plain;
+  return {plain, 1, 0};
+}
+
+bool AnyOf::intervals(uint64_t s, std::vector<std::pair<int64_t, int64_t>>& out) const {
+  const Tuple& t = tuples_.key(static_cast<uint32_t>(s));
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    if (t.part[i] == kReject) continue;
+    const Verdict v = parts_[i]->end(t.part[i]);
+    if (v.lo <= v.hi) out.emplace_back(v.lo, v.hi);
+  }
+  return true;
+}
+
 }  // namespace lockstep::number_conditions

@@ -8,8 +8,10 @@
 // The algorithms are described in number_language.h.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "grammar/intern_table.h"
@@ -198,6 +200,34 @@ class Conjunction final : public Condition {
   static constexpr uint64_t kFolded = kReject - 1;
   uint64_t intern(const Tuple& t) const;
   Reach reach(const Tuple& t) const;
+  std::vector<const Condition*> parts_;
+  mutable InternTable<Tuple, TupleHash> tuples_;  // numbered as met: a state is its tuple's number
+};
+
+/// Any of `parts` (not owned; one to kMaxParts), walked side by side: a state is the tuple
+/// of the parts' states (kReject for a part no continuation satisfies), rejected when every
+/// part is. At the end of a mantissa the plain text is accepted if any part accepts it, and
+/// the exponents are each part's interval (intervals()): the sets of an enum whose constants
+/// with the same digits have scales in separate runs (EqualSet::groups) are walked as one,
+/// instead of one automaton per set and their union.
+class AnyOf final : public Condition {
+ public:
+  static constexpr size_t kMaxParts = 8;
+  explicit AnyOf(std::vector<const Condition*> parts);
+  uint64_t start() const override;
+  uint64_t step(uint64_t s, char c) const override;
+  /// Plain only; the exponents are intervals().
+  Verdict end(uint64_t s) const override;
+  bool intervals(uint64_t s, std::vector<std::pair<int64_t, int64_t>>& out) const override;
+
+ private:
+  struct Tuple {
+    uint64_t part[kMaxParts] = {};
+    bool operator==(const Tuple& o) const { return std::equal(part, part + kMaxParts, o.part); }
+  };
+  struct TupleHash {
+    uint64_t operator()(const Tuple& t) const;
+  };
   std::vector<const Condition*> parts_;
   mutable InternTable<Tuple, TupleHash> tuples_;  // numbered as met: a state is its tuple's number
 };

@@ -422,10 +422,27 @@ CharDfa numbers_in(const std::vector<Decimal>& values, bool exponents, size_t ma
     }
     over_budget = over_budget || lower_bound > max_states;
   }
+  // The groups are walked together (number_conditions::AnyOf), up to eight at a time, with
+  // the budget of as many walks: the union of one minimized automaton per group had to be
+  // minimized again, and a dense enum's first group is tens of thousands of states.
   auto walk = [&](bool with_exponents, size_t budget) {
+    if (sides.size() == 1) return number_automaton::build(sides[0][0].get(), sides[0][1].get(), with_exponents, budget);
     CharDfa out = CharDfa::none();
-    for (size_t g = 0; g < sides.size(); ++g) {
-      CharDfa d = number_automaton::build(sides[g][0].get(), sides[g][1].get(), with_exponents, budget);
+    for (size_t g = 0; g < sides.size(); g += AnyOf::kMaxParts) {
+      const size_t end = std::min(sides.size(), g + AnyOf::kMaxParts);
+      std::vector<const Condition*> parts[2];
+      for (size_t i = g; i < end; ++i) {
+        for (int s = 0; s < 2; ++s) {
+          if (sides[i][s]) parts[s].push_back(sides[i][s].get());
+        }
+      }
+      std::optional<AnyOf> any[2];
+      for (int s = 0; s < 2; ++s) {
+        if (!parts[s].empty()) any[s].emplace(std::move(parts[s]));
+      }
+      const size_t walks = end - g;
+      CharDfa d = number_automaton::build(any[0] ? &*any[0] : nullptr, any[1] ? &*any[1] : nullptr, with_exponents,
+                                          budget > SIZE_MAX / walks ? SIZE_MAX : budget * walks);
       out = g == 0 ? std::move(d) : CharDfa::unite(out, d);
     }
     return out;

@@ -230,7 +230,13 @@ TEST(NumberLanguage, DenseEnumsEqualTheUnionOfTheirValues) {
   };
   // Also: the subtries under "10" and "20" alike, but only "1" a value ("10e-1" is 1).
   const std::vector<std::string> zeros = {"105", "205", "1"};
-  for (const auto& set : {among, zeros}) {
+  // And the digits "1" at every other scale: eleven groups (walked eight at a time), where
+  // "1" read at one scale ends with exponents in several intervals.
+  const std::vector<std::string> runs = {"1",         "100",         "10000",         "1000000",  "100000000",
+                                         "10000000000", "1000000000000", "100000000000000", "10000000000000000",
+                                         "1000000000000000000", "100000000000000000000", "-1", "-10000", "0.01",
+                                         "0.0001", "7", "700"};
+  for (const auto& set : {among, zeros, runs}) {
     const CharDfa dense = dense_of(set), reference = united(set);
     EXPECT_TRUE(CharDfa::intersect(dense, reference.complement()).empty()) << set.size();
     EXPECT_TRUE(CharDfa::intersect(reference, dense.complement()).empty()) << set.size();
@@ -241,6 +247,9 @@ TEST(NumberLanguage, DenseEnumsEqualTheUnionOfTheirValues) {
     EXPECT_TRUE(dense.accepts(t)) << t;
   }
   for (const char* t : {"1.5e1e", "4.1e2", "-300", "2.051e2", "1.55", "0.0151e1", "-5e1"}) EXPECT_FALSE(dense.accepts(t)) << t;
+  const CharDfa apart = dense_of(runs);
+  for (const char* t : {"1e0", "1e2", "1e20", "10e1", "0.1e3", "1e-2", "-10e3", "7e2", "70e1"}) EXPECT_TRUE(apart.accepts(t)) << t;
+  for (const char* t : {"1e1", "1e3", "10", "1e21", "-1e2", "1e-3", "70", "7e1"}) EXPECT_FALSE(apart.accepts(t)) << t;
 }
 
 // Over its state budget, the walk with exponents is refused; asked for, the plain texts'
