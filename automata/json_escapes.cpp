@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "grammar/hash.h"
+#include "grammar/intern_table.h"
 
 namespace lockstep {
 
@@ -87,9 +88,17 @@ void escape_calls(const std::vector<CharDfa::Edge>& edges, bool bmp, std::vector
   out.resize(n);
 }
 
+namespace {
+struct SetHash {
+  uint64_t operator()(uint64_t h) const { return fmix64(h); }
+};
+}  // namespace
+
 bool escapes_by_rule(const Grammar& grammar) {
   size_t pairs = 0;
-  std::vector<uint64_t> sets;  // a hash per set: a collision only makes the count smaller
+  // A hash per distinct set (a collision only makes the count smaller), numbered as met:
+  // sorting one hash per pair cost a length-counted string automaton a third of this pass.
+  InternTable<uint64_t, SetHash> sets(1024);
   std::vector<EscapeCall> calls;
   std::unordered_set<const CharDfa*> seen;
   std::vector<const Expr*> todo;
@@ -108,13 +117,11 @@ bool escapes_by_rule(const Grammar& grammar) {
         ++pairs;
         uint64_t h = kFnvOffsetBasis;
         for (const auto& r : c.ranges) h = fnv1a_step(fnv1a_step(h, r.lo), r.hi);
-        sets.push_back(h);
+        sets.intern(h);
       }
     }
   }
-  std::sort(sets.begin(), sets.end());
-  const size_t distinct = static_cast<size_t>(std::unique(sets.begin(), sets.end()) - sets.begin());
-  return pairs > 20 * distinct;
+  return pairs > 20 * sets.size();
 }
 
 namespace {
