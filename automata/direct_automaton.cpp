@@ -88,15 +88,17 @@ class DirectAutomatonDfa {
       char_begin.push_back(static_cast<uint32_t>(char_edges.size()));
     }
     RuleDfa out;
-    for (uint32_t q = 0; q < n_ + interior_.size(); ++q) {
+    for (uint32_t q = 0; q < n_ + interior_count(); ++q) {
       const bool is_char = q < n_;
       out.add_state(is_char && d_.states()[q].final);
       if (is_char) {
         out.bytes.insert(out.bytes.end(), char_edges.begin() + char_begin[q], char_edges.begin() + char_begin[q + 1]);
       } else {
-        const Node& node = interior_[q - n_];
-        out.bytes.insert(out.bytes.end(), node.bytes.begin(), node.bytes.end());
-        out.rules.insert(out.rules.end(), node.calls.begin(), node.calls.end());
+        const uint32_t k = q - n_;
+        out.bytes.insert(out.bytes.end(), interior_bytes_.begin() + byte_begin_[k],
+                         interior_bytes_.begin() + byte_begin_[k + 1]);
+        out.rules.insert(out.rules.end(), interior_calls_.begin() + call_begin_[k],
+                         interior_calls_.begin() + call_begin_[k + 1]);
       }
       out.close_state();
     }
@@ -295,9 +297,21 @@ class DirectAutomatonDfa {
            std::equal(a.calls.begin(), a.calls.end(), b.calls.begin(),
                       [](const Call& x, const Call& y) { return x.rule == y.rule && x.target == y.target; });
   }
-  // The state of `node`: an equal interior node's, or a new one (hash-consing; then `node`
-  // is moved from).
-  uint32_t intern(Node& node) {
+  // Whether interior node k is `node`.
+  bool same_interior(uint32_t k, const Node& node) const {
+    const uint32_t b = byte_begin_[k], c = call_begin_[k];
+    return byte_begin_[k + 1] - b == node.bytes.size() && call_begin_[k + 1] - c == node.calls.size() &&
+           std::equal(node.bytes.begin(), node.bytes.end(), interior_bytes_.begin() + b,
+                      [](const Edge& x, const Edge& y) { return x.lo == y.lo && x.hi == y.hi && x.target == y.target; }) &&
+           std::equal(node.calls.begin(), node.calls.end(), interior_calls_.begin() + c,
+                      [](const Call& x, const Call& y) { return x.rule == y.rule && x.target == y.target; });
+  }
+  uint32_t interior_count() const { return static_cast<uint32_t>(interior_hash_.size()); }
+  // The state of `node`: an equal interior node's, or a new one (hash-consing). Interior
+  // nodes are kept end to end in flat arrays: a length-counted string automaton has one
+  // per position, and a node with two vectors of its own cost two allocations and a move
+  // each time the list grew.
+  uint32_t intern(const Node& node) {
     const uint64_t h = hash_of(node);
     if (slots_.empty()) {
       slot_bits_ = 6;
@@ -307,17 +321,20 @@ class DirectAutomatonDfa {
     for (size_t i = slot_of(h); ; i = (i + 1) & mask) {
       const uint32_t at = slots_[i];
       if (at == kEmpty) break;
-      if (interior_hash_[at] == h && same(interior_[at], node)) return n_ + at;
+      if (interior_hash_[at] == h && same_interior(at, node)) return n_ + at;
     }
-    if (n_ + interior_.size() >= max_states_) too_big();
-    const auto at = static_cast<uint32_t>(interior_.size());
-    interior_.push_back(std::move(node));
+    if (n_ + interior_count() >= max_states_) too_big();
+    const uint32_t at = interior_count();
+    interior_bytes_.insert(interior_bytes_.end(), node.bytes.begin(), node.bytes.end());
+    interior_calls_.insert(interior_calls_.end(), node.calls.begin(), node.calls.end());
+    byte_begin_.push_back(static_cast<uint32_t>(interior_bytes_.size()));
+    call_begin_.push_back(static_cast<uint32_t>(interior_calls_.size()));
     interior_hash_.push_back(h);
-    if (2 * interior_.size() > slots_.size()) {  // keep the load under one half
+    if (2 * interior_count() > slots_.size()) {  // keep the load under one half
       ++slot_bits_;
       slots_.assign(size_t{1} << slot_bits_, kEmpty);
       mask = slots_.size() - 1;
-      for (uint32_t k = 0; k < interior_.size(); ++k) {
+      for (uint32_t k = 0; k < interior_count(); ++k) {
         size_t i = slot_of(interior_hash_[k]);
         while (slots_[i] != kEmpty) i = (i + 1) & mask;
         slots_[i] = k;
@@ -549,7 +566,9 @@ class DirectAutomatonDfa {
   const bool bmp_calls_;  // escape rules read the \u spellings up to U+FFFF too
   const uint32_t n_;
   ShapeMap* const memo_;
-  std::vector<Node> interior_;
+  std::vector<Edge> interior_bytes_;     // interior node k's: [byte_begin_[k], byte_begin_[k + 1])
+  std::vector<Call> interior_calls_;     // interior node k's: [call_begin_[k], call_begin_[k + 1])
+  std::vector<uint32_t> byte_begin_{0}, call_begin_{0};
   std::vector<uint64_t> interior_hash_;  // per interior node
   std::vector<uint32_t> slots_;          // open addressing: interior index, or kEmpty
   unsigned slot_bits_ = 0;               // slots_.size() == 2^slot_bits_
