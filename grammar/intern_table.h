@@ -10,7 +10,9 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -65,6 +67,62 @@ class InternTable {
 
   std::vector<Key> keys_;
   std::vector<uint64_t> hashes_;  // of keys_, for rehashing and a cheap first comparison
+  std::vector<uint32_t> slots_;   // key numbers, or kEmpty
+  unsigned bits_ = 0;
+};
+
+/// An InternTable of sequences of 32-bit words, kept end to end in one array: a key costs no
+/// allocation of its own (a std::vector key costs one; registering the 50,000 strings of an
+/// enum meets hundreds of thousands of keys). `Hash` maps a std::span<const uint32_t> to 64
+/// bits whose high bits depend on every bit of the key. Not thread-safe.
+template <typename Hash>
+class SeqInternTable {
+ public:
+  explicit SeqInternTable(size_t expected = 16) {
+    unsigned bits = 4;
+    while ((size_t{1} << bits) < 2 * expected) ++bits;
+    rehash(bits);
+  }
+
+  /// The number of `key`, and whether it was new (numbered size() - 1).
+  std::pair<uint32_t, bool> intern(std::span<const uint32_t> key) {
+    const uint64_t h = Hash{}(key);
+    for (size_t i = h >> (64 - bits_);; i = (i + 1) & (slots_.size() - 1)) {
+      const uint32_t k = slots_[i];
+      if (k == kEmpty) {
+        if (hashes_.size() >= kEmpty) throw std::length_error("SeqInternTable: 2^32 - 1 keys");
+        const auto id = static_cast<uint32_t>(hashes_.size());
+        words_.insert(words_.end(), key.begin(), key.end());
+        begin_.push_back(words_.size());
+        hashes_.push_back(h);
+        slots_[i] = id;
+        if (2 * hashes_.size() > slots_.size()) rehash(bits_ + 1);
+        return {id, true};
+      }
+      if (hashes_[k] == h && std::ranges::equal(this->key(k), key)) return {k, false};
+    }
+  }
+
+  std::span<const uint32_t> key(uint32_t id) const { return {words_.data() + begin_[id], words_.data() + begin_[id + 1]}; }
+  size_t size() const { return hashes_.size(); }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+
+  void rehash(unsigned bits) {
+    bits_ = bits;
+    slots_.assign(size_t{1} << bits, kEmpty);
+    const size_t mask = slots_.size() - 1;
+    for (uint32_t k = 0; k < hashes_.size(); ++k) {
+      size_t i = hashes_[k] >> (64 - bits_);
+      while (slots_[i] != kEmpty) i = (i + 1) & mask;
+      slots_[i] = k;
+    }
+  }
+
+  std::vector<uint32_t> words_;   // the keys, end to end
+  std::vector<size_t> begin_{0};  // key k: words_[begin_[k], begin_[k + 1])
+  std::vector<uint64_t> hashes_;  // per key, for rehashing and a cheap first comparison
   std::vector<uint32_t> slots_;   // key numbers, or kEmpty
   unsigned bits_ = 0;
 };

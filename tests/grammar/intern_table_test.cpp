@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
+#include <span>
 #include <random>
 #include <unordered_map>
 #include <vector>
@@ -49,6 +51,41 @@ TEST(InternTable, NumbersKeysInTheOrderMetThroughRehashes) {
 }
 
 TEST(InternTable, FindsKeysThatShareOneSlot) { check_against_map<Colliding>(600, 300, 4); }
+
+struct SeqMixed {
+  uint64_t operator()(std::span<const uint32_t> v) const { return fmix64(fnv1a_u32(v, kFnvOffsetBasis ^ v.size())); }
+};
+struct SeqColliding {
+  uint64_t operator()(std::span<const uint32_t>) const { return 0x8000000000000000ull; }
+};
+
+// SeqInternTable against std::map numbering word sequences (empty ones, prefixes of one
+// another, repeats) in the order met; the keys read back after every rehash.
+template <typename Hash>
+void check_sequences(size_t keys, uint32_t alphabet, size_t expected) {
+  std::mt19937 rng(static_cast<unsigned>(keys));
+  SeqInternTable<Hash> table(expected);
+  std::map<std::vector<uint32_t>, uint32_t> reference;
+  for (size_t i = 0; i < keys; ++i) {
+    std::vector<uint32_t> k(rng() % 5);
+    for (auto& w : k) w = rng() % alphabet;
+    const auto [it, fresh] = reference.try_emplace(k, static_cast<uint32_t>(reference.size()));
+    const auto [id, was_new] = table.intern(k);
+    ASSERT_EQ(id, it->second);
+    ASSERT_EQ(was_new, fresh);
+    ASSERT_EQ(table.size(), reference.size());
+  }
+  for (const auto& [k, id] : reference) {
+    const auto got = table.key(id);
+    EXPECT_EQ(std::vector<uint32_t>(got.begin(), got.end()), k);
+  }
+}
+
+TEST(SeqInternTable, NumbersSequencesInTheOrderMetThroughRehashes) {
+  check_sequences<SeqMixed>(20000, 4, 1);
+  check_sequences<SeqMixed>(20000, 1000, 16);
+  check_sequences<SeqColliding>(600, 3, 4);
+}
 
 }  // namespace
 }  // namespace lockstep
