@@ -249,13 +249,18 @@ void AutomatonAnalysis::compute_mask_classes(GrammarAutomaton& g) {
     refined.push_back(q);
   }
   const uint32_t nr = static_cast<uint32_t>(refined.size());
+  // The initial blocks depend on the rule and finality only: looked up once per (rule,
+  // finality), not once per state.
   std::map<std::tuple<bool, GrammarAutomaton::ByteSet, bool>, uint32_t> keys;
-  std::vector<uint32_t> initial(nr);
+  std::vector<uint32_t> initial(nr), rule_key(2 * size_t{g.num_rules()}, kOwn);
   for (uint32_t i = 0; i < nr; ++i) {
     const uint32_t q = refined[i];
     const uint32_t r = g.rule_of(q);
-    initial[i] = keys.try_emplace({g.is_final(q), g.follow_[r], g.follow_end_[r] != 0}, keys.size())
-                     .first->second;
+    uint32_t& k = rule_key[2 * size_t{r} + (g.is_final(q) ? 1 : 0)];
+    if (k == kOwn) {
+      k = keys.try_emplace({g.is_final(q), g.follow_[r], g.follow_end_[r] != 0}, keys.size()).first->second;
+    }
+    initial[i] = k;
   }
   // Labels: each distinct byte range is one label (edges are kept merged per target, so
   // equivalent states normally list the same ranges; where they do not, the classes only

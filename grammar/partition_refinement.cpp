@@ -2,7 +2,11 @@
 #include "grammar/partition_refinement.h"
 
 #include <algorithm>
+#include <span>
 #include <unordered_map>
+
+#include "grammar/hash.h"
+#include "grammar/intern_table.h"
 
 namespace lockstep {
 
@@ -172,10 +176,9 @@ bool moore_rounds(uint32_t n, std::vector<uint32_t>& cls, const std::vector<Labe
   return false;
 }
 
-}  // namespace
-
-std::vector<uint32_t> coarsest_partition(uint32_t n, const std::vector<uint32_t>& initial_block,
-                                         std::vector<LabeledTransition> transitions, bool rounds_first) {
+// The refinement (with Moore's rounds first when asked and worth it) of all n states.
+std::vector<uint32_t> refine(uint32_t n, const std::vector<uint32_t>& initial_block,
+                             std::vector<LabeledTransition> transitions, bool rounds_first) {
   std::vector<uint32_t> out(n, 0);
   if (n == 0) return out;
   // Rounds pay where states have many transitions (see moore_rounds). They need the initial
@@ -266,6 +269,93 @@ std::vector<uint32_t> coarsest_partition(uint32_t n, const std::vector<uint32_t>
     out[s] = x;
   }
   return out;
+}
+
+struct WordsHash {
+  uint64_t operator()(std::span<const uint32_t> v) const { return fmix64(fnv1a_u32(v, kFnvOffsetBasis ^ v.size())); }
+};
+
+}  // namespace
+
+std::vector<uint32_t> coarsest_partition(uint32_t n, const std::vector<uint32_t>& initial_block,
+                                         std::vector<LabeledTransition> transitions, bool rounds_first) {
+  if (n == 0) return {};
+  // The transitions (label, head) by tail, in label order within a state.
+  const auto m = static_cast<uint32_t>(transitions.size());
+  std::vector<uint32_t> out_begin(n + 1, 0), indegree(n, 0);
+  std::vector<std::pair<uint32_t, uint32_t>> out(m);
+  for (const auto& t : transitions) ++out_begin[t.tail + 1], ++indegree[t.head];
+  for (uint32_t s = 0; s < n; ++s) out_begin[s + 1] += out_begin[s];
+  {
+    std::vector<uint32_t> fill(out_begin.begin(), out_begin.end() - 1);
+    for (const auto& t : transitions) out[fill[t.tail]++] = {t.label, t.head};
+  }
+  // A topological order of the states no cycle reaches (Kahn's algorithm); the others, the
+  // core, are those on or after a cycle (a loop included), closed under transitions.
+  std::vector<uint32_t> order;
+  order.reserve(n);
+  for (uint32_t s = 0; s < n; ++s) {
+    if (indegree[s] == 0) order.push_back(s);
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    const uint32_t s = order[i];
+    for (uint32_t k = out_begin[s]; k < out_begin[s + 1]; ++k) {
+      if (--indegree[out[k].second] == 0) order.push_back(out[k].second);
+    }
+  }
+  // Mostly cyclic: the refinement of everything costs less than a core apart, keyed.
+  if (order.size() * 2 < n) return refine(n, initial_block, std::move(transitions), rounds_first);
+  // The core is refined on its own; the rest is settled from the ends backwards, each state
+  // once its targets are, by its initial block and its (label, class of the target) pairs:
+  // equal keys, equal classes, in time linear in the transitions (as Revuz minimizes acyclic
+  // automata: language_classes() in char_dfa.cpp). Grammar automata are mostly acyclic (an
+  // object's members, one rule per set of properties read), where the refinement's marking
+  // jumps through memory for every transition.
+  constexpr uint32_t kUnset = UINT32_MAX;
+  std::vector<uint32_t> cls(n, kUnset);
+  SeqInternTable<WordsHash> keys(n);
+  std::vector<uint32_t> key;
+  auto key_of = [&](uint32_t s) {
+    key.assign(1, initial_block[s]);
+    const auto first = out.begin() + out_begin[s], last = out.begin() + out_begin[s + 1];
+    if (!std::is_sorted(first, last)) std::sort(first, last);  // labels are distinct: by label
+    for (auto it = first; it != last; ++it) key.insert(key.end(), {it->first, cls[it->second]});
+    return std::span<const uint32_t>(key);
+  };
+  if (order.size() < n) {
+    std::vector<uint32_t> local(n, kUnset), core;
+    for (uint32_t s = 0; s < n; ++s) {
+      if (indegree[s] > 0) local[s] = static_cast<uint32_t>(core.size()), core.push_back(s);
+    }
+    std::vector<uint32_t> core_initial(core.size());
+    std::vector<LabeledTransition> core_transitions;
+    for (uint32_t i = 0; i < core.size(); ++i) {
+      core_initial[i] = initial_block[core[i]];
+      for (uint32_t k = out_begin[core[i]]; k < out_begin[core[i] + 1]; ++k) {
+        core_transitions.push_back({i, out[k].first, local[out[k].second]});
+      }
+    }
+    const std::vector<uint32_t> block =
+        refine(static_cast<uint32_t>(core.size()), core_initial, std::move(core_transitions), rounds_first);
+    for (uint32_t i = 0; i < core.size(); ++i) cls[core[i]] = block[i];
+    // Each core block's key, from its first state: blocks are numbered by first appearance,
+    // and distinct blocks have distinct keys (else the partition would not be the coarsest),
+    // so a block's key number is the block's.
+    uint32_t keyed = 0;
+    for (uint32_t i = 0; i < core.size(); ++i) {
+      if (block[i] == keyed) keys.intern(key_of(core[i])), ++keyed;
+    }
+  }
+  for (size_t i = order.size(); i-- > 0;) cls[order[i]] = keys.intern(key_of(order[i])).first;
+  // Numbered by first appearance.
+  std::vector<uint32_t> id(keys.size(), kUnset), result(n);
+  uint32_t next = 0;
+  for (uint32_t s = 0; s < n; ++s) {
+    uint32_t& x = id[cls[s]];
+    if (x == kUnset) x = next++;
+    result[s] = x;
+  }
+  return result;
 }
 
 }  // namespace lockstep

@@ -66,6 +66,43 @@ TEST(PartitionRefinement, RandomPartialAutomataMatchTheReference) {
   }
 }
 
+TEST(PartitionRefinement, AcyclicStatesBeforeCyclesMatchTheReference) {
+  // Mostly acyclic automata (each state's targets further on), with cycles among the last
+  // states: the acyclic part is settled from the ends backwards, the cyclic part refined,
+  // and some acyclic states copy a cyclic state's transitions (equivalent across the two).
+  std::mt19937 rng(13);
+  for (int trial = 0; trial < 300; ++trial) {
+    const uint32_t n = 2 + rng() % 400;
+    const uint32_t cyclic = trial % 4 == 0 ? 0 : 1 + rng() % std::max<uint32_t>(1, n / 5);
+    const uint32_t labels = 1 + rng() % 4;
+    std::vector<uint32_t> initial(n);
+    for (auto& b : initial) b = rng() % 2;
+    std::vector<LabeledTransition> transitions;
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> out(n);
+    for (uint32_t s = n; s-- > 0;) {
+      const bool in_cycles = s >= n - cyclic;
+      if (!in_cycles && s + 1 < n && rng() % 4 == 0) {
+        // A copy of a later state's transitions and block (often one in the cycles).
+        const uint32_t c = s + 1 + rng() % (n - s - 1);
+        initial[s] = initial[c];
+        out[s] = out[c];
+      } else {
+        for (uint32_t l = 0; l < labels; ++l) {
+          if (rng() % 3 == 0) continue;
+          const uint32_t lo = in_cycles ? n - cyclic : s + 1;
+          if (lo >= n) continue;
+          out[s].push_back({l, lo + static_cast<uint32_t>(rng() % std::min<uint32_t>(n - lo, 6))});
+        }
+      }
+      for (const auto& [l, h] : out[s]) transitions.push_back({s, l, h});
+    }
+    std::shuffle(transitions.begin(), transitions.end(), rng);
+    const auto want = reference(n, initial, transitions);
+    EXPECT_EQ(coarsest_partition(n, initial, transitions, true), want) << "trial " << trial;
+    EXPECT_EQ(coarsest_partition(n, initial, transitions, false), want) << "trial " << trial;
+  }
+}
+
 TEST(PartitionRefinement, ChainsThatSplitOneBlockPerRoundMatchTheReference) {
   // A length counter: state i reads any of 8 characters into i + 1, the last one final.
   // Every state is distinct, found one per round: the rounds hand over to the refinement.
