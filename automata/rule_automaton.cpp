@@ -495,44 +495,30 @@ namespace {
 constexpr size_t kKeptEntries = size_t{1} << 18;  // trim()'s buffers kept between calls, at most
 }  // namespace
 
-namespace {
-// Liveness by backward sweeps over the states: a state is live when it is final or an edge
-// (a call of a productive rule) leads to a live state, each sweep from the last state to the
-// first. Targets mostly come after their source (states are numbered as first reached), so
-// the first sweep settles nearly every state and the second finds nothing new: no
-// predecessor lists to build. False when kSweeps sweeps still changed something (a long
-// chain numbered backwards): the caller then follows predecessor lists.
-constexpr int kSweeps = 3;
-bool sweep_live(const RuleDfa& dfa, const std::vector<char>& productive, std::vector<char>& live, uint32_t& n_live) {
+void trim(RuleDfa& dfa, const std::vector<char>& productive) {
   const uint32_t n = dfa.size();
-  live.assign(n, 0);
-  n_live = 0;
-  for (int pass = 0; pass < kSweeps; ++pass) {
-    bool changed = false;
-    for (uint32_t s = n; s-- > 0;) {
-      if (live[s]) continue;
-      bool l = dfa.final[s] != 0;
-      for (uint32_t k = dfa.byte_begin[s]; !l && k < dfa.byte_begin[s + 1]; ++k) l = live[dfa.bytes[k].target] != 0;
-      for (uint32_t k = dfa.rule_begin[s]; !l && k < dfa.rule_begin[s + 1]; ++k) {
-        l = productive[dfa.rules[k].rule] && live[dfa.rules[k].target];
+  // Reverse reachability from final states, over predecessor lists in one array. A grammar
+  // trims every rule: the buffers are the thread's, reused from rule to rule.
+  thread_local std::vector<uint32_t> pred_begin, preds, fill, stack;
+  thread_local std::vector<char> live;
+  struct Release {  // a very large rule's buffers are not kept
+    ~Release() {
+      if (pred_begin.capacity() + preds.capacity() > kKeptEntries) {
+        for (auto* v : {&pred_begin, &preds, &fill, &stack}) std::vector<uint32_t>().swap(*v);
+        std::vector<char>().swap(live);
       }
-      if (l) live[s] = 1, ++n_live, changed = true;
     }
-    if (!changed) return true;
-  }
-  return false;
-}
-
-// Liveness over predecessor lists in one array, from the final states backwards; the count
-// of live states.
-uint32_t live_by_predecessors(const RuleDfa& dfa, const std::vector<char>& productive, std::vector<char>& live) {
-  const uint32_t n = dfa.size();
-  std::vector<uint32_t> pred_begin(n + 1, 0), preds, stack;
+  } release;
+  pred_begin.assign(n + 1, 0);
+  bool unproductive_calls = false;
   for (const auto& e : dfa.bytes) ++pred_begin[e.target + 1];
-  for (const auto& e : dfa.rules) pred_begin[e.target + 1] += productive[e.rule] ? 1 : 0;
+  for (const auto& e : dfa.rules) {
+    if (productive[e.rule]) ++pred_begin[e.target + 1];
+    else unproductive_calls = true;
+  }
   for (uint32_t s = 0; s < n; ++s) pred_begin[s + 1] += pred_begin[s];
   preds.resize(pred_begin[n]);
-  std::vector<uint32_t> fill(pred_begin.begin(), pred_begin.end() - 1);
+  fill.assign(pred_begin.begin(), pred_begin.end() - 1);
   for (uint32_t s = 0; s < n; ++s) {
     for (uint32_t k = dfa.byte_begin[s]; k < dfa.byte_begin[s + 1]; ++k) preds[fill[dfa.bytes[k].target]++] = s;
     for (uint32_t k = dfa.rule_begin[s]; k < dfa.rule_begin[s + 1]; ++k) {
@@ -540,6 +526,7 @@ uint32_t live_by_predecessors(const RuleDfa& dfa, const std::vector<char>& produ
     }
   }
   live.assign(n, 0);
+  stack.clear();
   uint32_t n_live = 0;
   for (uint32_t s = 0; s < n; ++s) {
     if (dfa.final[s]) live[s] = 1, stack.push_back(s), ++n_live;
@@ -552,24 +539,6 @@ uint32_t live_by_predecessors(const RuleDfa& dfa, const std::vector<char>& produ
       if (!live[p]) live[p] = 1, stack.push_back(p), ++n_live;
     }
   }
-  return n_live;
-}
-}  // namespace
-
-void trim(RuleDfa& dfa, const std::vector<char>& productive) {
-  const uint32_t n = dfa.size();
-  // Reverse reachability from final states: by sweeps (sweep_live), else over predecessor
-  // lists. A grammar trims every rule: the buffer is the thread's, reused from rule to rule.
-  thread_local std::vector<char> live;
-  struct Release {  // a very large rule's buffer is not kept
-    ~Release() {
-      if (live.capacity() > kKeptEntries) std::vector<char>().swap(live);
-    }
-  } release;
-  bool unproductive_calls = false;
-  for (const auto& e : dfa.rules) unproductive_calls = unproductive_calls || !productive[e.rule];
-  uint32_t n_live = 0;
-  if (!sweep_live(dfa, productive, live, n_live)) n_live = live_by_predecessors(dfa, productive, live);
   if (n_live == n && !unproductive_calls) return;  // nothing to remove
   std::vector<uint32_t> id(n, UINT32_MAX);
   uint32_t next = 0;
