@@ -19,96 +19,42 @@
 
 namespace lockstep {
 
-/// `Hash` maps a Key to 64 bits whose high bits depend on every bit of the key (the slot is
-/// taken from the top bits, as Fibonacci hashing does).
-template <typename Key, typename Hash>
-class InternTable {
+namespace intern_detail {
+// The numbers of a table's keys by their 64-bit hashes: open addressing with linear probing
+// over a power-of-two array (the slot from the hash's top bits), at most half full.
+class Slots {
  public:
-  explicit InternTable(size_t expected = 16) {
-    unsigned bits = 4;
-    while ((size_t{1} << bits) < 2 * expected) ++bits;
-    rehash(bits);
-  }
-
-  /// The number of `key`, and whether it was new (appended to keys(), numbered size() - 1).
-  std::pair<uint32_t, bool> intern(const Key& key) {
-    const uint64_t h = Hash{}(key);
-    for (size_t i = h >> (64 - bits_);; i = (i + 1) & (slots_.size() - 1)) {
-      const uint32_t k = slots_[i];
-      if (k == kEmpty) {
-        if (keys_.size() >= kEmpty) throw std::length_error("InternTable: 2^32 - 1 keys");
-        const auto id = static_cast<uint32_t>(keys_.size());
-        keys_.push_back(key);
-        hashes_.push_back(h);
-        slots_[i] = id;
-        if (2 * keys_.size() > slots_.size()) rehash(bits_ + 1);
-        return {id, true};
-      }
-      if (hashes_[k] == h && keys_[k] == key) return {k, false};
-    }
-  }
-
-  const Key& key(uint32_t id) const { return keys_[id]; }
-  size_t size() const { return keys_.size(); }
-
- private:
   static constexpr uint32_t kEmpty = UINT32_MAX;
-
-  void rehash(unsigned bits) {
-    bits_ = bits;
-    slots_.assign(size_t{1} << bits, kEmpty);
-    const size_t mask = slots_.size() - 1;
-    for (uint32_t k = 0; k < keys_.size(); ++k) {
-      size_t i = hashes_[k] >> (64 - bits_);
-      while (slots_[i] != kEmpty) i = (i + 1) & mask;
-      slots_[i] = k;
-    }
-  }
-
-  std::vector<Key> keys_;
-  std::vector<uint64_t> hashes_;  // of keys_, for rehashing and a cheap first comparison
-  std::vector<uint32_t> slots_;   // key numbers, or kEmpty
-  unsigned bits_ = 0;
-};
-
-/// An InternTable of sequences of 32-bit words, kept end to end in one array: a key costs no
-/// allocation of its own (a std::vector key costs one; registering the 50,000 strings of an
-/// enum meets hundreds of thousands of keys). `Hash` maps a std::span<const uint32_t> to 64
-/// bits whose high bits depend on every bit of the key. Not thread-safe.
-template <typename Hash>
-class SeqInternTable {
- public:
-  explicit SeqInternTable(size_t expected = 16) {
+  explicit Slots(size_t expected) {
     unsigned bits = 4;
     while ((size_t{1} << bits) < 2 * expected) ++bits;
     rehash(bits);
   }
-
-  /// The number of `key`, and whether it was new (numbered size() - 1).
-  std::pair<uint32_t, bool> intern(std::span<const uint32_t> key) {
-    const uint64_t h = Hash{}(key);
+  /// The number of the key with hash `h` that `same(number)` accepts, else kEmpty with
+  /// `slot` where a new key goes (add()).
+  template <typename Same>
+  uint32_t find(uint64_t h, Same&& same, size_t& slot) const {
     for (size_t i = h >> (64 - bits_);; i = (i + 1) & (slots_.size() - 1)) {
       const uint32_t k = slots_[i];
       if (k == kEmpty) {
-        if (hashes_.size() >= kEmpty) throw std::length_error("SeqInternTable: 2^32 - 1 keys");
-        const auto id = static_cast<uint32_t>(hashes_.size());
-        words_.insert(words_.end(), key.begin(), key.end());
-        begin_.push_back(words_.size());
-        hashes_.push_back(h);
-        slots_[i] = id;
-        if (2 * hashes_.size() > slots_.size()) rehash(bits_ + 1);
-        return {id, true};
+        slot = i;
+        return kEmpty;
       }
-      if (hashes_[k] == h && std::ranges::equal(this->key(k), key)) return {k, false};
+      if (hashes_[k] == h && same(k)) return k;
     }
   }
-
-  std::span<const uint32_t> key(uint32_t id) const { return {words_.data() + begin_[id], words_.data() + begin_[id + 1]}; }
+  /// Numbers a new key (size() before the call) at `slot` from find().
+  uint32_t add(size_t slot, uint64_t h) {
+    if (hashes_.size() >= kEmpty) throw std::length_error("InternTable: 2^32 - 1 keys");
+    const auto id = static_cast<uint32_t>(hashes_.size());
+    hashes_.push_back(h);
+    slots_[slot] = id;
+    if (2 * hashes_.size() > slots_.size()) rehash(bits_ + 1);
+    return id;
+  }
   size_t size() const { return hashes_.size(); }
 
  private:
-  static constexpr uint32_t kEmpty = UINT32_MAX;
-
   void rehash(unsigned bits) {
     bits_ = bits;
     slots_.assign(size_t{1} << bits, kEmpty);
@@ -120,11 +66,66 @@ class SeqInternTable {
     }
   }
 
-  std::vector<uint32_t> words_;   // the keys, end to end
-  std::vector<size_t> begin_{0};  // key k: words_[begin_[k], begin_[k + 1])
   std::vector<uint64_t> hashes_;  // per key, for rehashing and a cheap first comparison
   std::vector<uint32_t> slots_;   // key numbers, or kEmpty
   unsigned bits_ = 0;
+};
+}  // namespace intern_detail
+
+/// `Hash` maps a Key to 64 bits whose high bits depend on every bit of the key (the slot is
+/// taken from the top bits, as Fibonacci hashing does).
+template <typename Key, typename Hash>
+class InternTable {
+ public:
+  explicit InternTable(size_t expected = 16) : slots_(expected) {}
+
+  /// The number of `key`, and whether it was new (appended to keys(), numbered size() - 1).
+  std::pair<uint32_t, bool> intern(const Key& key) {
+    const uint64_t h = Hash{}(key);
+    size_t slot = 0;
+    const uint32_t k = slots_.find(h, [&](uint32_t x) { return keys_[x] == key; }, slot);
+    if (k != intern_detail::Slots::kEmpty) return {k, false};
+    const uint32_t id = slots_.add(slot, h);
+    keys_.push_back(key);
+    return {id, true};
+  }
+
+  const Key& key(uint32_t id) const { return keys_[id]; }
+  size_t size() const { return keys_.size(); }
+
+ private:
+  std::vector<Key> keys_;
+  intern_detail::Slots slots_;
+};
+
+/// An InternTable of sequences of 32-bit words, kept end to end in one array: a key costs no
+/// allocation of its own (a std::vector key costs one; registering the 50,000 strings of an
+/// enum meets hundreds of thousands of keys). `Hash` maps a std::span<const uint32_t> to 64
+/// bits whose high bits depend on every bit of the key. Not thread-safe.
+template <typename Hash>
+class SeqInternTable {
+ public:
+  explicit SeqInternTable(size_t expected = 16) : slots_(expected) {}
+
+  /// The number of `key`, and whether it was new (numbered size() - 1).
+  std::pair<uint32_t, bool> intern(std::span<const uint32_t> key) {
+    const uint64_t h = Hash{}(key);
+    size_t slot = 0;
+    const uint32_t k = slots_.find(h, [&](uint32_t x) { return std::ranges::equal(this->key(x), key); }, slot);
+    if (k != intern_detail::Slots::kEmpty) return {k, false};
+    const uint32_t id = slots_.add(slot, h);
+    words_.insert(words_.end(), key.begin(), key.end());
+    begin_.push_back(words_.size());
+    return {id, true};
+  }
+
+  std::span<const uint32_t> key(uint32_t id) const { return {words_.data() + begin_[id], words_.data() + begin_[id + 1]}; }
+  size_t size() const { return slots_.size(); }
+
+ private:
+  std::vector<uint32_t> words_;   // the keys, end to end
+  std::vector<size_t> begin_{0};  // key k: words_[begin_[k], begin_[k + 1])
+  intern_detail::Slots slots_;
 };
 
 }  // namespace lockstep
