@@ -88,17 +88,11 @@ void escape_calls(const std::vector<CharDfa::Edge>& edges, bool bmp, std::vector
   out.resize(n);
 }
 
-namespace {
-struct SetHash {
-  uint64_t operator()(uint64_t h) const { return fmix64(h); }
-};
-}  // namespace
-
 bool escapes_by_rule(const Grammar& grammar) {
   size_t pairs = 0;
   // A hash per distinct set (a collision only makes the count smaller), numbered as met:
   // sorting one hash per pair cost a length-counted string automaton a third of this pass.
-  InternTable<uint64_t, SetHash> sets(1024);
+  InternTable<uint64_t, Mixed64Hash> sets(1024);
   std::vector<EscapeCall> calls;
   std::unordered_set<const CharDfa*> seen;
   std::vector<const Expr*> todo;

@@ -24,9 +24,6 @@ namespace {
 using char_dfa_detail::append_edge;
 using char_dfa_detail::check_limit;
 using VecHash = U32SeqHash</*SeedWithLength=*/true>;
-struct PairHash {
-  uint64_t operator()(uint64_t pair) const { return fmix64(pair); }
-};
 
 // Each state's predecessors, one entry per edge: those of state t are
 // from[begin[t], begin[t + 1]) (flat arrays: an automaton product has tens of thousands of
@@ -454,7 +451,7 @@ class CharDfaBuilder {
     const CharDfa cb = both ? b : b.completed();
     CharDfa out;
     // (x << 32 | y) numbered in the order met: the state of the pair.
-    InternTable<uint64_t, PairHash> pairs(std::max(ca.states_.size(), cb.states_.size()));
+    InternTable<uint64_t, Mixed64Hash> pairs(std::max(ca.states_.size(), cb.states_.size()));
     auto intern = [&](uint32_t x, uint32_t y) {
       const auto [id, fresh] = pairs.intern(static_cast<uint64_t>(x) << 32 | y);
       if (fresh) {

@@ -3,7 +3,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <vector>
 
 #include "grammar/char_dfa.h"
@@ -33,12 +32,6 @@ inline void append_class_edge(std::vector<uint32_t>& key, uint32_t lo, uint32_t 
     key.insert(key.end(), {lo, hi, c});
   }
 }
-
-// Hash of a state's signature (append_class_edge) for InternTable: FNV-1a seeded with the
-// length, finalized by fmix64 (the table takes the slot from the top bits).
-struct SignatureHash {
-  uint64_t operator()(std::span<const uint32_t> v) const { return fmix64(fnv1a_u32(v, kFnvOffsetBasis ^ v.size())); }
-};
 
 inline void check_limit(size_t n) {
   if (n > CharDfa::max_states()) {

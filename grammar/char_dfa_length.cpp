@@ -50,7 +50,7 @@ CharDfa CharDfa::with_length(const CharDfa& a, uint32_t min, uint32_t max, size_
   const auto last = static_cast<uint32_t>(begin.size() - 2);  // the deepest layer (it may be empty)
   // Bottom-up: the class of each layer entry; class_next holds the classes of layer n + 1 by
   // state of `a` (every edge of layer n leads into it).
-  SeqInternTable<char_dfa_detail::SignatureHash> classes;
+  SeqInternTable<> classes;
   std::vector<uint32_t> entry_class(layers.size()), class_next(states.size(), kDead), class_here(states.size(), kDead);
   std::vector<uint32_t> key;
   for (uint32_t n = last + 1; n-- > 0;) {

@@ -54,7 +54,7 @@ LiteralRegistry register_literals(const std::vector<std::string>& texts, size_t 
   std::vector<Open> path(1);  // path[0]: the start; path[i + 1] after the i-th code point
   size_t open = 1;            // path[0..open) is the last word's path (entries past it are reused)
   std::vector<CharDfa::State>& reg = out.reg;
-  SeqInternTable<char_dfa_detail::SignatureHash> registered(2 * texts.size());  // numbered as reg
+  SeqInternTable<> registered(2 * texts.size());  // numbered as reg
   std::vector<uint32_t> key;
   auto settle = [&](const Open& o) {
     key.assign(1, o.final ? 1u : 0u);

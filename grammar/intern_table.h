@@ -17,7 +17,19 @@
 #include <utility>
 #include <vector>
 
+#include "grammar/hash.h"
+
 namespace lockstep {
+
+/// Hashes whose high bits depend on every bit of the key (MurmurHash3's finalizer), as the
+/// tables below take the slot from the top bits: a 64-bit key, and a sequence of words
+/// (FNV-1a seeded with its length, then finalized).
+struct Mixed64Hash {
+  uint64_t operator()(uint64_t k) const { return fmix64(k); }
+};
+struct MixedSeqHash {
+  uint64_t operator()(std::span<const uint32_t> v) const { return fmix64(fnv1a_u32(v, kFnvOffsetBasis ^ v.size())); }
+};
 
 namespace intern_detail {
 // The numbers of a table's keys by their 64-bit hashes: open addressing with linear probing
@@ -102,7 +114,7 @@ class InternTable {
 /// allocation of its own (a std::vector key costs one; registering the 50,000 strings of an
 /// enum meets hundreds of thousands of keys). `Hash` maps a std::span<const uint32_t> to 64
 /// bits whose high bits depend on every bit of the key. Not thread-safe.
-template <typename Hash>
+template <typename Hash = MixedSeqHash>
 class SeqInternTable {
  public:
   explicit SeqInternTable(size_t expected = 16) : slots_(expected) {}

@@ -5,7 +5,6 @@
 #include <span>
 #include <unordered_map>
 
-#include "grammar/hash.h"
 #include "grammar/intern_table.h"
 
 namespace lockstep {
@@ -271,10 +270,6 @@ std::vector<uint32_t> refine(uint32_t n, const std::vector<uint32_t>& initial_bl
   return out;
 }
 
-struct WordsHash {
-  uint64_t operator()(std::span<const uint32_t> v) const { return fmix64(fnv1a_u32(v, kFnvOffsetBasis ^ v.size())); }
-};
-
 }  // namespace
 
 std::vector<uint32_t> coarsest_partition(uint32_t n, const std::vector<uint32_t>& initial_block,
@@ -313,7 +308,7 @@ std::vector<uint32_t> coarsest_partition(uint32_t n, const std::vector<uint32_t>
   // jumps through memory for every transition.
   constexpr uint32_t kUnset = UINT32_MAX;
   std::vector<uint32_t> cls(n, kUnset);
-  SeqInternTable<WordsHash> keys(n);
+  SeqInternTable<> keys(n);
   std::vector<uint32_t> key;
   auto key_of = [&](uint32_t s) {
     key.assign(1, initial_block[s]);

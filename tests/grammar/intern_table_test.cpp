@@ -52,9 +52,6 @@ TEST(InternTable, NumbersKeysInTheOrderMetThroughRehashes) {
 
 TEST(InternTable, FindsKeysThatShareOneSlot) { check_against_map<Colliding>(600, 300, 4); }
 
-struct SeqMixed {
-  uint64_t operator()(std::span<const uint32_t> v) const { return fmix64(fnv1a_u32(v, kFnvOffsetBasis ^ v.size())); }
-};
 struct SeqColliding {
   uint64_t operator()(std::span<const uint32_t>) const { return 0x8000000000000000ull; }
 };
@@ -82,8 +79,8 @@ void check_sequences(size_t keys, uint32_t alphabet, size_t expected) {
 }
 
 TEST(SeqInternTable, NumbersSequencesInTheOrderMetThroughRehashes) {
-  check_sequences<SeqMixed>(20000, 4, 1);
-  check_sequences<SeqMixed>(20000, 1000, 16);
+  check_sequences<MixedSeqHash>(20000, 4, 1);
+  check_sequences<MixedSeqHash>(20000, 1000, 16);
   check_sequences<SeqColliding>(600, 3, 4);
 }
 
