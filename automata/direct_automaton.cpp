@@ -4,6 +4,7 @@
 #include <array>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 
@@ -290,21 +291,17 @@ class DirectAutomatonDfa {
     for (const auto& e : node.bytes) h = fnv1a_step(h, (uint64_t{e.target} << 16) | (uint64_t{e.hi} << 8) | e.lo);
     return h;  // FNV-1a: its high bits depend on every input (tables index by those)
   }
-  static bool same(const Node& a, const Node& b) {
-    return a.bytes.size() == b.bytes.size() && a.calls.size() == b.calls.size() &&
-           std::equal(a.bytes.begin(), a.bytes.end(), b.bytes.begin(),
-                      [](const Edge& x, const Edge& y) { return x.lo == y.lo && x.hi == y.hi && x.target == y.target; }) &&
-           std::equal(a.calls.begin(), a.calls.end(), b.calls.begin(),
-                      [](const Call& x, const Call& y) { return x.rule == y.rule && x.target == y.target; });
+  // Whether a node with these bytes and calls is `b`.
+  static bool same(std::span<const Edge> bytes, std::span<const Call> calls, const Node& b) {
+    return std::ranges::equal(bytes, b.bytes,
+                              [](const Edge& x, const Edge& y) { return x.lo == y.lo && x.hi == y.hi && x.target == y.target; }) &&
+           std::ranges::equal(calls, b.calls, [](const Call& x, const Call& y) { return x.rule == y.rule && x.target == y.target; });
   }
+  static bool same(const Node& a, const Node& b) { return same(a.bytes, a.calls, b); }
   // Whether interior node k is `node`.
   bool same_interior(uint32_t k, const Node& node) const {
-    const uint32_t b = byte_begin_[k], c = call_begin_[k];
-    return byte_begin_[k + 1] - b == node.bytes.size() && call_begin_[k + 1] - c == node.calls.size() &&
-           std::equal(node.bytes.begin(), node.bytes.end(), interior_bytes_.begin() + b,
-                      [](const Edge& x, const Edge& y) { return x.lo == y.lo && x.hi == y.hi && x.target == y.target; }) &&
-           std::equal(node.calls.begin(), node.calls.end(), interior_calls_.begin() + c,
-                      [](const Call& x, const Call& y) { return x.rule == y.rule && x.target == y.target; });
+    return same({interior_bytes_.data() + byte_begin_[k], interior_bytes_.data() + byte_begin_[k + 1]},
+                {interior_calls_.data() + call_begin_[k], interior_calls_.data() + call_begin_[k + 1]}, node);
   }
   uint32_t interior_count() const { return static_cast<uint32_t>(interior_hash_.size()); }
   // The state of `node`: an equal interior node's, or a new one (hash-consing). Interior
