@@ -137,12 +137,48 @@ Expr Expr::repeat(Expr child, uint32_t min, uint32_t max) {
   return e;
 }
 
-int64_t Grammar::find_rule(std::string_view name) const {
-  if (auto it = names.find(std::string(name)); it != names.end() && it->second < rules.size() &&
-                                                 rules[it->second].name == name) {
-    return it->second;
+uint32_t RuleNameIndex::tag_of(std::string_view name) {
+  const uint64_t h = std::hash<std::string_view>{}(name);
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+int64_t RuleNameIndex::find(const std::vector<Rule>& rules, std::string_view name) const {
+  if (slots_.empty()) return -1;
+  const uint32_t tag = tag_of(name);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = tag & mask;; i = (i + 1) & mask) {
+    const uint64_t slot = slots_[i];
+    if (slot == 0) return -1;
+    const auto index = static_cast<uint32_t>(slot) - 1;
+    if (static_cast<uint32_t>(slot >> 32) == tag && index < rules.size() && rules[index].name == name) return index;
   }
-  if (names.size() == rules.size()) return -1;  // the index covers every rule
+}
+
+void RuleNameIndex::grow() {
+  std::vector<uint64_t> old = std::move(slots_);
+  slots_.assign(std::max<size_t>(64, old.size() * 2), 0);
+  const size_t mask = slots_.size() - 1;
+  for (const uint64_t slot : old) {
+    if (slot == 0) continue;
+    size_t i = static_cast<uint32_t>(slot >> 32) & mask;
+    while (slots_[i] != 0) i = (i + 1) & mask;
+    slots_[i] = slot;
+  }
+}
+
+void RuleNameIndex::add(const std::vector<Rule>& rules, uint32_t index) {
+  if (2 * (added_ + 1) > slots_.size()) grow();  // at most half full
+  const uint32_t tag = tag_of(rules[index].name);
+  const size_t mask = slots_.size() - 1;
+  size_t i = tag & mask;
+  while (slots_[i] != 0) i = (i + 1) & mask;
+  slots_[i] = uint64_t{tag} << 32 | (uint64_t{index} + 1);
+  ++added_;
+}
+
+int64_t Grammar::find_rule(std::string_view name) const {
+  if (const int64_t found = names.find(rules, name); found >= 0) return found;
+  if (names.added() == rules.size()) return -1;  // the index covers every rule
   for (size_t i = 0; i < rules.size(); ++i) {
     if (rules[i].name == name) return static_cast<int64_t>(i);
   }
@@ -152,19 +188,9 @@ int64_t Grammar::find_rule(std::string_view name) const {
 uint32_t Grammar::add_rule(std::string name, Expr body, SourceLocation where, bool no_inline) {
   validated = false;
   const auto index = static_cast<uint32_t>(rules.size());
-  if (names.size() == rules.size()) {  // the index covers every rule: one lookup
-    const auto [it, fresh] = names.try_emplace(name, index);
-    if (!fresh) {
-      if (it->second < rules.size() && rules[it->second].name == name) {
-        throw GrammarError(where, fmt::format("rule '{}' is defined twice", name));
-      }
-      it->second = index;  // a renamed rule's stale entry
-    }
-  } else {
-    if (find_rule(name) >= 0) throw GrammarError(where, fmt::format("rule '{}' is defined twice", name));
-    names[name] = index;
-  }
+  if (find_rule(name) >= 0) throw GrammarError(where, fmt::format("rule '{}' is defined twice", name));
   rules.push_back(Rule{std::move(name), std::move(body), where, no_inline});
+  names.add(rules, index);
   return index;
 }
 
