@@ -75,11 +75,12 @@ void SchemaCompiler::index(const json& node, const std::string& pointer, const s
   if (!node.is_object() && !node.is_array()) return;
   std::string base = parent_base;
   if (node.is_object()) {
+    const KeywordView keys(node);
     const char* id_key = draft <= 4 ? "id" : "$id";
     // Drafts 4–7: a $ref replaces its siblings, $id included.
-    const bool ref_wins = draft <= 7 && node.contains("$ref");
-    if (!ref_wins && node.contains(id_key) && node[id_key].is_string()) {
-      const std::string id = node[id_key].get<std::string>();
+    const bool ref_wins = draft <= 7 && keys.contains("$ref");
+    if (!ref_wins && keys.contains(id_key) && keys[id_key].is_string()) {
+      const std::string id = keys[id_key].get<std::string>();
       const std::string full = resolve_uri(parent_base, id);
       if (id.empty() || id[0] != '#') {
         base = strip_fragment(full);
@@ -90,8 +91,8 @@ void SchemaCompiler::index(const json& node, const std::string& pointer, const s
       }
     }
     for (const char* anchor : {"$anchor", "$dynamicAnchor"}) {
-      if (node.contains(anchor) && node[anchor].is_string()) {
-        resources_[base + "#" + node[anchor].get<std::string>()] = {&node, pointer, draft};
+      if (keys.contains(anchor) && keys[anchor].is_string()) {
+        resources_[base + "#" + keys[anchor].get<std::string>()] = {&node, pointer, draft};
       }
     }
     if (pointer.empty()) resources_[base] = {&node, pointer, draft};
@@ -263,7 +264,7 @@ DfaPtr SchemaCompiler::pattern_dfa(const json& pattern, const std::string& point
   }
 }
 
-Norm SchemaCompiler::string_keywords(const json& s, const std::string& pointer) {
+Norm SchemaCompiler::string_keywords(const KeywordView& s, const std::string& pointer) {
   DfaPtr c = all_strings();
   auto restrict = [&](DfaPtr d) {
     c = c == all_strings() ? d : std::make_shared<CharDfa>(CharDfa::intersect(*c, *d));
@@ -297,7 +298,7 @@ Norm SchemaCompiler::string_keywords(const json& s, const std::string& pointer) 
   return n;
 }
 
-Norm SchemaCompiler::array_keywords(const json& s, const Term& t, int draft) {
+Norm SchemaCompiler::array_keywords(const KeywordView& s, const Term& t, int draft) {
   const std::string& p = t.pointer;
   static const char* keys[] = {"items", "prefixItems", "additionalItems", "minItems", "maxItems",
                                "contains", "minContains", "maxContains", "uniqueItems", "unevaluatedItems"};
@@ -360,7 +361,7 @@ Norm SchemaCompiler::array_keywords(const json& s, const Term& t, int draft) {
   return n;
 }
 
-Norm SchemaCompiler::dependency_norm(const json& s, const Term& t, const std::string& name, const json& dep,
+Norm SchemaCompiler::dependency_norm(const KeywordView& s, const Term& t, const std::string& name, const json& dep,
                                      const std::string& pointer) {
   (void)s;
   ObjectRec without;
@@ -380,7 +381,7 @@ Norm SchemaCompiler::dependency_norm(const json& s, const Term& t, const std::st
   return only_objects(std::move(recs));
 }
 
-Norm SchemaCompiler::object_keywords(const json& s, const Term& t, int draft) {
+Norm SchemaCompiler::object_keywords(const KeywordView& s, const Term& t, int draft) {
   const std::string& p = t.pointer;
   (void)draft;
   static const char* keys[] = {"properties", "patternProperties", "additionalProperties", "required",
@@ -571,7 +572,7 @@ Norm SchemaCompiler::normalize_schema(const Term& t) {
       break;
     }
   }
-  const json& s = *node;
+  const KeywordView s(*node);
   Norm n = Norm::any();
   if (s.contains("$ref")) {
     if (!s["$ref"].is_string()) throw SchemaError(p + "/$ref", "must be a string");

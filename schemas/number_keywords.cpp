@@ -23,7 +23,7 @@ Decimal decimal_of(const json& number) {
   return d;
 }
 
-Norm SchemaCompiler::number_keywords(const json& s, const std::string& pointer, int draft) {
+Norm SchemaCompiler::number_keywords(const KeywordView& s, const std::string& pointer, int draft) {
   NumberConstraints c;
   auto value = [&](const char* key) {
     const json& v = s[key];

@@ -16,6 +16,7 @@
 #include "grammar/limits.h"
 
 #include "schemas/json_schema.h"
+#include "schemas/keyword_view.h"
 #include "schemas/schema_model.h"
 
 namespace lockstep::schema {
@@ -67,11 +68,11 @@ class SchemaCompiler {
   /// literal_set() after the lookup of large lists as given: sorts, then looks the set up by
   /// its words or makes it.
   DfaPtr sorted_literal_set(std::vector<std::string> strings, const std::string& pointer);
-  Norm number_keywords(const json& s, const std::string& pointer, int draft);  // number_keywords.cpp
-  Norm string_keywords(const json& s, const std::string& pointer);
-  Norm array_keywords(const json& s, const Term& t, int draft);
-  Norm object_keywords(const json& s, const Term& t, int draft);
-  Norm dependency_norm(const json& s, const Term& t, const std::string& name, const json& dep,
+  Norm number_keywords(const KeywordView& s, const std::string& pointer, int draft);  // number_keywords.cpp
+  Norm string_keywords(const KeywordView& s, const std::string& pointer);
+  Norm array_keywords(const KeywordView& s, const Term& t, int draft);
+  Norm object_keywords(const KeywordView& s, const Term& t, int draft);
+  Norm dependency_norm(const KeywordView& s, const Term& t, const std::string& name, const json& dep,
                        const std::string& pointer);
   DfaPtr pattern_dfa(const json& pattern, const std::string& pointer);
   TermPtr const_term(const json& value, const std::string& pointer);
