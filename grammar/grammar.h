@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "grammar/errors.h"
+#include "grammar/intern_table.h"
 
 namespace lockstep {
 
@@ -97,10 +98,11 @@ struct GrammarWarning {
 struct Rule;
 
 /// Rule names to rule indices, for Grammar::find_rule and add_rule's check that a name is
-/// new: an open-addressing table of rule indices, each slot tagged with 32 bits of its
-/// name's hash; the names themselves stay in the rules. A JSON Schema's grammar adds tens of
-/// thousands of rules, and a map holding a copy of each name (two allocations per rule) took
-/// a tenth of compiling an anyOf of 200 objects. Copyable; not thread-safe for writes.
+/// new: the shared open-addressing slots of the intern tables (intern_table.h) over the
+/// names' hashes, each key numbering a rule; the names themselves stay in the rules. A JSON
+/// Schema's grammar adds tens of thousands of rules, and a map holding a copy of each name
+/// (two allocations per rule) took a tenth of compiling an anyOf of 200 objects. Copyable;
+/// not thread-safe for writes.
 class RuleNameIndex {
  public:
   /// The index of the rule named `name` among the rules added, or -1. An added rule renamed
@@ -109,13 +111,11 @@ class RuleNameIndex {
   /// Adds rules[index] under its current name (one not found by find()).
   void add(const std::vector<Rule>& rules, uint32_t index);
   /// How many rules were added.
-  size_t added() const { return added_; }
+  size_t added() const { return rule_.size(); }
 
  private:
-  static uint32_t tag_of(std::string_view name);
-  void grow();
-  std::vector<uint64_t> slots_;  // tag << 32 | (rule index + 1); 0 is an empty slot
-  size_t added_ = 0;
+  intern_detail::Slots slots_{16};
+  std::vector<uint32_t> rule_;  // by key number: the rule added under it
 };
 
 /// A context-free grammar over code points. `root` is the start rule.

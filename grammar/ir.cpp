@@ -137,43 +137,25 @@ Expr Expr::repeat(Expr child, uint32_t min, uint32_t max) {
   return e;
 }
 
-uint32_t RuleNameIndex::tag_of(std::string_view name) {
-  const uint64_t h = std::hash<std::string_view>{}(name);
-  return static_cast<uint32_t>(h ^ (h >> 32));
-}
+namespace {
+
+uint64_t name_hash(std::string_view name) { return fmix64(std::hash<std::string_view>{}(name)); }
+
+}  // namespace
 
 int64_t RuleNameIndex::find(const std::vector<Rule>& rules, std::string_view name) const {
-  if (slots_.empty()) return -1;
-  const uint32_t tag = tag_of(name);
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = tag & mask;; i = (i + 1) & mask) {
-    const uint64_t slot = slots_[i];
-    if (slot == 0) return -1;
-    const auto index = static_cast<uint32_t>(slot) - 1;
-    if (static_cast<uint32_t>(slot >> 32) == tag && index < rules.size() && rules[index].name == name) return index;
-  }
-}
-
-void RuleNameIndex::grow() {
-  std::vector<uint64_t> old = std::move(slots_);
-  slots_.assign(std::max<size_t>(64, old.size() * 2), 0);
-  const size_t mask = slots_.size() - 1;
-  for (const uint64_t slot : old) {
-    if (slot == 0) continue;
-    size_t i = static_cast<uint32_t>(slot >> 32) & mask;
-    while (slots_[i] != 0) i = (i + 1) & mask;
-    slots_[i] = slot;
-  }
+  size_t slot = 0;
+  const uint32_t k = slots_.find(
+      name_hash(name), [&](uint32_t x) { return rule_[x] < rules.size() && rules[rule_[x]].name == name; }, slot);
+  return k == intern_detail::Slots::kEmpty ? -1 : static_cast<int64_t>(rule_[k]);
 }
 
 void RuleNameIndex::add(const std::vector<Rule>& rules, uint32_t index) {
-  if (2 * (added_ + 1) > slots_.size()) grow();  // at most half full
-  const uint32_t tag = tag_of(rules[index].name);
-  const size_t mask = slots_.size() - 1;
-  size_t i = tag & mask;
-  while (slots_[i] != 0) i = (i + 1) & mask;
-  slots_[i] = uint64_t{tag} << 32 | (uint64_t{index} + 1);
-  ++added_;
+  const uint64_t h = name_hash(rules[index].name);
+  size_t slot = 0;
+  slots_.find(h, [](uint32_t) { return false; }, slot);  // the free slot that ends its probe
+  slots_.add(slot, h);
+  rule_.push_back(index);
 }
 
 int64_t Grammar::find_rule(std::string_view name) const {
