@@ -67,6 +67,8 @@ class TokenMaskCache {
     size_t states = 0;           ///< mask classes of the grammar (GrammarAutomaton::mask_class)
     size_t computed = 0;         ///< classes whose mask is in the cache
     size_t computations = 0;     ///< state walks run (none is run twice)
+    size_t direct = 0;           ///< of those, narrow states of automaton-only rules walked by the
+                                 ///< trie walk instead of the table walk (compute_shared)
     size_t shared = 0;           ///< masks taken from the process-wide cache of automaton rules
                                  ///< (computations + shared = computed)
     size_t memory_bytes = 0;     ///< memory of the cached masks (bytes)

@@ -45,6 +45,10 @@ struct TokenMaskCache::Impl {
   // Grammar states whose tokens start with at most this many bytes are walked directly, not
   // looked up by their network signature (compute_shared).
   static constexpr unsigned kNarrowFirstBytes = 2;
+  // An automaton-only rule's narrow state is walked directly, not by the table walk, when
+  // its walk can read at most this many tokens past their first byte: about what the table
+  // walk's fixed costs (byte classes, tables, segment signatures) would read.
+  static constexpr size_t kDirectWalkTokens = 1024;
   Impl(std::shared_ptr<const GrammarAutomaton> grammar, std::shared_ptr<const Vocabulary> vocabulary,
        ParserLimits limits);
   /// Stops and joins the background thread.
@@ -58,8 +62,11 @@ struct TokenMaskCache::Impl {
   void start_background_precompute();
   Stats stats() const;
   const ClosingData& closing() const;
-  std::shared_ptr<const StateMask> compute(uint32_t state);
+  std::shared_ptr<const StateMask> compute(uint32_t state, bool direct = false);
   std::shared_ptr<const StateMask> compute_shared(uint32_t state);
+  /// The text tokens whose first two bytes `state` (an automaton-only rule's state) can read
+  /// (whose first byte it can, when the byte may end the rule); SIZE_MAX when it calls a rule.
+  size_t second_byte_tokens(uint32_t state) const;
   bool compose(uint32_t state, mask::PartialMask& out);
   std::string automaton_mask_key(uint32_t state);
   bool mask_at_hand(uint32_t state);
@@ -140,6 +147,7 @@ struct TokenMaskCache::Impl {
   std::vector<uint8_t> computing_;
   std::atomic<size_t> computations_{0};
   std::atomic<size_t> shared_hits_{0};
+  std::atomic<size_t> direct_walks_{0};
   std::vector<std::shared_ptr<const StateMask>> owned_;  // guarded by mutex_
   std::thread background_;
   std::atomic<bool> stop_{false};

@@ -118,17 +118,27 @@ std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute_shared(uint32_t s
   const GrammarAutomaton& g = *grammar_;
   const uint32_t r = g.rule_of(state);
   const auto& automaton = g.rule_automaton_key(r);
+  // A state whose tokens start with one or two bytes (the next letter of a key) is walked
+  // directly, by the trie walk: its walk steps into those runs of the vocabulary only, and
+  // costs less than the signature that would share its mask (an anyOf of 200 objects has a
+  // thousand such grammar states after `{"`). So is such a state of an automaton-only rule
+  // when the tokens its walk can read past their first byte are few (inside a constant or a
+  // name): the walk skips the rest of its runs, and costs less than the table walk's byte
+  // classes, tables and segment signatures (200 states of the constants' automata after
+  // `{"kind": "variant` in that anyOf). With more (a key pattern's `_[a-z]{1,6}`, thousands
+  // of Llama 3's tokens), the table walk is faster per token, and its segments are shared.
+  // Not a rule's start state: those recur across grammars (an escape rule's backslash), and
+  // the prepared building blocks hold them (json_warm_start.h).
+  GrammarAutomaton::ByteSet first;
+  if (first_bytes(state, false, first) && GrammarAutomaton::byte_count(first) <= kNarrowFirstBytes &&
+      (automaton.empty() || (state != g.rule_start(r) && second_byte_tokens(state) <= kDirectWalkTokens))) {
+    ++computations_;
+    if (!automaton.empty()) ++direct_walks_;
+    return compute(state, /*direct=*/true);
+  }
   if (automaton.empty()) {
     // A small vocabulary's walk costs less than the signature that would share it.
     if (vocabulary_->size() <= kSmallVocabulary) {
-      ++computations_;
-      return compute(state);
-    }
-    // A state whose tokens start with one or two bytes (the next letter of a key) is walked
-    // directly: its walk steps into those runs of the vocabulary only, and costs less than
-    // the signature (an anyOf of 200 objects has a thousand such states after `{"`).
-    GrammarAutomaton::ByteSet first;
-    if (first_bytes(state, false, first) && GrammarAutomaton::byte_count(first) <= kNarrowFirstBytes) {
       ++computations_;
       return compute(state);
     }
@@ -228,6 +238,7 @@ TokenMaskCache::Stats TokenMaskCache::Impl::stats() const {
   Stats s;
   s.states = masks_.size();
   s.computations = computations_.load();
+  s.direct = direct_walks_.load();
   s.shared = shared_hits_.load();
   for (const auto& m : masks_) {
     const StateMask* p = m.load(std::memory_order_acquire);
@@ -247,6 +258,49 @@ TokenMaskCache::Stats TokenMaskCache::Impl::stats() const {
     s.segment_bytes = segment_entries_ * sizeof(int32_t);
   }
   return s;
+}
+
+size_t TokenMaskCache::Impl::second_byte_tokens(uint32_t state) const {
+  const GrammarAutomaton& g = *grammar_;
+  const Vocabulary& vocab = *vocabulary_;
+  if (!g.rule_edges(state).empty()) return SIZE_MAX;
+  size_t n = 0;
+  for (const auto& e : g.byte_edges(state)) {
+    // The bytes read after the first: the target's byte edges and its callees' FIRST sets
+    // (a JSON string's escapes); past a final target (FOLLOW) or a nullable callee, any.
+    GrammarAutomaton::ByteSet second{};
+    bool any = g.is_final(e.target);
+    for (const auto& f : g.byte_edges(e.target)) GrammarAutomaton::add_byte_range(second, f.lo, f.hi);
+    for (const auto& r : g.rule_edges(e.target)) {
+      any = any || g.rule_nullable(r.rule);
+      for (size_t k = 0; k < second.size(); ++k) second[k] |= g.rule_first(r.rule)[k];
+    }
+    for (unsigned b = e.lo; b <= e.hi; ++b) {
+      const size_t lo = vocab.sorted_first_byte_begin(b), hi = vocab.sorted_first_byte_begin(b + 1);
+      if (any) {
+        n += hi - lo;
+        continue;
+      }
+      // The run's tokens whose second byte is c: sorted, so found by binary search.
+      auto second_at = [&](unsigned c) {
+        size_t l = lo, h = hi;
+        while (l < h) {
+          const size_t mid = l + (h - l) / 2;
+          const std::string_view t = vocab.sorted_bytes(mid);
+          if (t.size() < 2 || static_cast<uint8_t>(t[1]) < c) {
+            l = mid + 1;
+          } else {
+            h = mid;
+          }
+        }
+        return l;
+      };
+      for (unsigned c = 0; c < 256; ++c) {
+        if ((second[c >> 6] >> (c & 63)) & 1) n += second_at(c + 1) - second_at(c);
+      }
+    }
+  }
+  return n;
 }
 
 // A state q with rule edges, from its parts: what its byte edges read (a walk that does not
@@ -338,15 +392,16 @@ namespace {
 thread_local std::vector<uint32_t> zeroed_bitmask;
 }  // namespace
 
-std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute(uint32_t state) {
+std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute(uint32_t state, bool direct) {
   const auto t0 = std::chrono::steady_clock::now();
   const Vocabulary& vocab = *vocabulary_;
   PartialMask part;
   std::string parts_key;
   const uint32_t rule = grammar_->rule_of(state);
   // An automaton-only rule's state takes the table walk, unless it calls a rule itself (after
-  // the backslash in a JSON string: it is walked like any grammar state).
-  if (!grammar_->rule_automaton_key(rule).empty() && grammar_->rule_edges(state).empty() &&
+  // the backslash in a JSON string: it is walked like any grammar state) or is `direct` (a
+  // narrow state, compute_shared()).
+  if (!direct && !grammar_->rule_automaton_key(rule).empty() && grammar_->rule_edges(state).empty() &&
       byte_classes(rule).calls_walkable) {
     if (auto hit = walk_automaton(state, part, parts_key)) return hit;  // no bitmask made
   } else {

@@ -256,6 +256,39 @@ TEST(MaskPropertySchemas, LongStringBlocksEqualBruteForceOnLlama3) {
   EXPECT_GT(masks, 60u);
 }
 
+// Inside constants and names (JSON string automata), a state that reads one or two bytes
+// and few tokens past them is walked by the trie walk, not the table walk
+// (TokenMaskCache::Impl::compute_shared): an anyOf of objects told apart by a constant, with
+// keys and a constant that share prefixes and underscores, a constant with an escaped quote
+// and backslash, walked from inside the constants; every mask checked against brute force,
+// and such states were walked directly.
+TEST(MaskPropertySchemas, NarrowStatesInsideConstantsEqualBruteForceOnLlama3) {
+  const auto tok = llama3_tokenizer();
+  const auto vocab = tok->shared_vocabulary();
+  std::mt19937 rng(909);
+  std::string variants;
+  for (int i = 0; i < 6; ++i) {
+    variants += fmt::format(R"({}{{"type":"object","properties":{{"kind":{{"const":"variant_{}"}},"al_{}":{{"type":"integer"}},)"
+                            R"("q":{{"const":"a\"b\\c_{}"}}}},"required":["kind","q"],"additionalProperties":false}})",
+                            i ? "," : "", i * 7, i, i);
+  }
+  JsonSchemaOptions o;
+  o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+  o.max_whitespace = 2;
+  const auto g = schema_automaton(R"({"anyOf":[)" + variants + "]}", o);
+  auto cache = std::make_shared<TokenMaskCache>(g, vocab);
+  size_t masks = 0;
+  for (const char* prefix : {R"({"kind": "varia)", R"({"kind":"variant_)", R"({"q": "a\"b)", R"({"al_3": 1, "q":"a)"}) {
+    SCOPED_TRACE(prefix);
+    const std::vector<int32_t> start = tok->encode_continuation(prefix);
+    for (int walk = 0; walk < 2; ++walk) masks += check_random_walk(g, vocab, rng, 10, cache, false, start);
+  }
+  std::printf("[ property ] constants on llama3: %zu masks equal to brute force, %zu states walked directly\n", masks,
+              cache->stats().direct);
+  EXPECT_GT(masks, 40u);
+  EXPECT_GT(cache->stats().direct, 0u);
+}
+
 // Near a block's end, where the string's rule goes on into another block or the tail, masks
 // are continued through that rule (TokenMaskCache::continued): walks crossing the ends of
 // blocks followed by a block or a tail (maxLength 1,100), by the unbounded tail after two
