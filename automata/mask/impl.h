@@ -32,6 +32,22 @@ struct PartialMask {
   // (one more means more): a narrow state's set without a scan of the whole bitmask.
   std::vector<int32_t> accepted_ids;
   size_t ids_max = 0;
+  // Sets token `id` in `accepted` and lists it (while the list is kept).
+  void accept(int32_t id) {
+    accepted[static_cast<size_t>(id) >> 5] |= 1u << (id & 31);
+    if (accepted_ids.size() <= ids_max) accepted_ids.push_back(id);
+  }
+  // Adds `set` to `accepted`, and to the list while it is kept (a set in list form that fits;
+  // any other ends the list: one more than ids_max means more).
+  void accept_all(const TokenSet& set) {
+    set.or_into(accepted);
+    if (accepted_ids.size() > ids_max) return;
+    if (set.form() == TokenSet::Form::kIds && accepted_ids.size() + set.size() <= ids_max) {
+      accepted_ids.insert(accepted_ids.end(), set.ids().begin(), set.ids().end());
+    } else {
+      accepted_ids.resize(ids_max + 1);
+    }
+  }
 };
 
 }  // namespace mask

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -27,14 +28,24 @@ class StateWalker {
  public:
   StateWalker(const GrammarAutomaton& g, ParserLimits limits, uint32_t seed, size_t max_depth,
               bool skip_seed_rules)
-      : g_(g), limits_(limits), seed_(seed), skip_seed_rules_(skip_seed_rules), top_(max_depth + 2),
-        arena_(max_depth + 2), bytes_(max_depth + 2), boundaries_(max_depth + 2), next_known_(max_depth + 2, 0) {
+      : g_(g), limits_(limits), seed_(seed), skip_seed_rules_(skip_seed_rules), buffers_(take_buffers()),
+        nodes_(buffers_->nodes), top_(buffers_->top), arena_(buffers_->arena), bytes_(buffers_->bytes),
+        boundaries_(buffers_->boundaries), next_(buffers_->next), next_known_(buffers_->next_known) {
+    top_.assign(max_depth + 2, 0);
+    arena_.assign(max_depth + 2, 0);
+    bytes_.assign(max_depth + 2, 0);
+    boundaries_.assign(max_depth + 2, 0);
+    next_known_.assign(max_depth + 2, 0);  // next_ is read only where next_known_ says so
+    nodes_.clear();
     nodes_.reserve(4 * max_depth + 16);
     nodes_.push_back({seed, kNone, g.is_final(seed)});
     top_[0] = 0;
     arena_[0] = 1;
     boundaries_[0] = 0;  // a completion before any byte is the context's business
   }
+  ~StateWalker() { pool().push_back(std::move(buffers_)); }
+  StateWalker(const StateWalker&) = delete;
+  StateWalker& operator=(const StateWalker&) = delete;
 
   size_t depth() const { return depth_; }
   /// Boundaries (completions of the seed's rule) at depths 1..d of the current path.
@@ -48,7 +59,7 @@ class StateWalker {
     if (earley_from_ != kNone) return nullptr;
     uint8_t& known = next_known_[depth_];
     if (known == 0) {
-      if (next_.empty()) next_.resize(next_known_.size());  // most walks never need it
+      if (next_.size() < next_known_.size()) next_.resize(next_known_.size());  // most walks never need it
       GrammarAutomaton::ByteSet& out = next_[depth_];
       out = {};
       const uint32_t n = top_[depth_];
@@ -117,6 +128,27 @@ class StateWalker {
     uint32_t parent;  // the node to return to when this frame's rule completes
     bool all_final;   // this frame and every frame below it can complete here
   };
+
+  // A walker's arrays, kept per thread between walks (a walk nests in another in compose()):
+  // the states after `{"` in an anyOf of 200 objects are a thousand short walks, each of
+  // which allocated its seven arrays.
+  struct Buffers {
+    std::vector<Node> nodes;
+    std::vector<uint32_t> top, arena, boundaries;
+    std::vector<uint8_t> bytes, next_known;
+    std::vector<GrammarAutomaton::ByteSet> next;
+  };
+  static std::vector<std::unique_ptr<Buffers>>& pool() {
+    thread_local std::vector<std::unique_ptr<Buffers>> buffers;
+    return buffers;
+  }
+  static std::unique_ptr<Buffers> take_buffers() {
+    auto& p = pool();
+    if (p.empty()) return std::make_unique<Buffers>();
+    std::unique_ptr<Buffers> b = std::move(p.back());
+    p.pop_back();
+    return b;
+  }
 
   void truncate(size_t n) {
     nodes_.resize(n);
@@ -239,13 +271,14 @@ class StateWalker {
   std::optional<EarleyParser> parser_;  // Earley mode, made on first use
   uint32_t seed_;
   bool skip_seed_rules_;
-  std::vector<Node> nodes_;
-  std::vector<uint32_t> top_;         // stack mode: top node per depth
-  std::vector<uint32_t> arena_;       // stack mode: nodes_.size() after each depth
-  std::vector<uint8_t> bytes_;        // the path: bytes_[d] was read to reach depth d
-  std::vector<uint32_t> boundaries_;  // prefix counts of boundary depths
-  std::vector<GrammarAutomaton::ByteSet> next_;  // next_bytes() per depth of the path
-  std::vector<uint8_t> next_known_;              // 0 not computed, 1 known, 2 unknown
+  std::unique_ptr<Buffers> buffers_;  // the arrays below, returned to pool() at the end
+  std::vector<Node>& nodes_;
+  std::vector<uint32_t>& top_;         // stack mode: top node per depth
+  std::vector<uint32_t>& arena_;       // stack mode: nodes_.size() after each depth
+  std::vector<uint8_t>& bytes_;        // the path: bytes_[d] was read to reach depth d
+  std::vector<uint32_t>& boundaries_;  // prefix counts of boundary depths
+  std::vector<GrammarAutomaton::ByteSet>& next_;  // next_bytes() per depth of the path
+  std::vector<uint8_t>& next_known_;              // 0 not computed, 1 known, 2 unknown
   uint32_t return_node_ = kNone;                 // return_can_read()'s node, its set
   GrammarAutomaton::ByteSet return_set_{};
   bool return_known_ = false;

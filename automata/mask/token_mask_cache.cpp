@@ -345,7 +345,7 @@ bool TokenMaskCache::Impl::compose(uint32_t state, PartialMask& out) {
   for (size_t x = 0; x < edges.size(); ++x) {
     const auto& e = edges[x];
     const StateMask& sub = *subs[x];
-    sub.accepted.or_into(out.accepted);
+    out.accept_all(sub.accepted);
     // Suffixes after A completes, read on from t (a walk over the sorted suffixes).
     StateWalker w(g, limits_, e.target, vocab.max_token_bytes(), false);
     const bool t_final = g.is_final(e.target);
@@ -370,7 +370,7 @@ bool TokenMaskCache::Impl::compose(uint32_t state, PartialMask& out) {
       }
       const auto tokens = sub.suffix_tokens(k);
       if (w.depth() == sfx.size()) {
-        for (int32_t id : tokens) set_bit(out.accepted, static_cast<size_t>(id));
+        for (int32_t id : tokens) out.accept(id);
         continue;
       }
       const size_t failed_at = w.depth();
@@ -390,6 +390,8 @@ bool TokenMaskCache::Impl::compose(uint32_t state, PartialMask& out) {
 namespace {
 // compute()'s all-zero bitmask between states, per thread (empty while a computation holds it).
 thread_local std::vector<uint32_t> zeroed_bitmask;
+// compute()'s summary of the bitmask words that listed tokens set, per thread.
+thread_local std::vector<uint64_t> word_summary;
 }  // namespace
 
 std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute(uint32_t state, bool direct) {
@@ -410,10 +412,8 @@ std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute(uint32_t state, b
     // thousand states after `{"` in an anyOf of 200 objects).
     part.accepted = std::move(zeroed_bitmask);
     if (part.accepted.size() != vocab.bitmask_words()) part.accepted.assign(vocab.bitmask_words(), 0);
-    if (!compose(state, part)) {
-      part.ids_max = vocab.size() / 32;  // TokenSet's list form
-      walk_vocabulary(state, false, part);
-    }
+    part.ids_max = vocab.size() / 32;  // TokenSet's list form
+    if (!compose(state, part)) walk_vocabulary(state, false, part);
   }
   auto out = std::make_shared<StateMask>();
   auto& uncertain = part.uncertain;
@@ -424,12 +424,31 @@ std::shared_ptr<const StateMask> TokenMaskCache::Impl::compute(uint32_t state, b
   const size_t uncertain_ids = mask::group_by_suffix(vocab, uncertain, *out);
   out->uncertain_tokens = out->suffix_token_ids.size();
   if (part.ids_max > 0 && part.accepted_ids.size() <= part.ids_max) {
-    // Listed by the walk (each token once): no scan of the bitmask, which is all the walk
-    // set (compose() was not taken), so clearing the listed bits zeroes it for the next state.
-    for (const int32_t id : part.accepted_ids) part.accepted[static_cast<size_t>(id) / 32] = 0;
+    // Listed as they were set (by the walk, or by compose() from its parts, where a token may
+    // be listed twice): the bitmask's words that hold them are marked in a summary of one bit
+    // per word, and read back in order, so the ids come out sorted, each once, with neither a
+    // sort nor a scan of the whole bitmask, and those words are cleared for the next state.
+    // After `{"kind":` in an anyOf of 200 objects, 200 composed states of ~430 tokens each
+    // scanned, counted and dropped a 16 KB bitmask.
+    std::vector<uint64_t>& summary = word_summary;
+    summary.assign((part.accepted.size() + 63) / 64, 0);
+    for (const int32_t id : part.accepted_ids) {
+      const size_t w = static_cast<size_t>(id) / 32;
+      summary[w / 64] |= uint64_t{1} << (w % 64);
+    }
+    std::vector<int32_t> ids;
+    ids.reserve(part.accepted_ids.size());
+    for (size_t k = 0; k < summary.size(); ++k) {
+      for (uint64_t marks = summary[k]; marks != 0; marks &= marks - 1) {
+        const size_t w = k * 64 + static_cast<size_t>(__builtin_ctzll(marks));
+        for (uint32_t bits = part.accepted[w]; bits != 0; bits &= bits - 1) {
+          ids.push_back(static_cast<int32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(bits))));
+        }
+        part.accepted[w] = 0;
+      }
+    }
     zeroed_bitmask = std::move(part.accepted);
-    std::sort(part.accepted_ids.begin(), part.accepted_ids.end());
-    out->accepted = TokenSet::from_sorted(std::move(part.accepted_ids), vocab.size());
+    out->accepted = TokenSet::from_sorted(std::move(ids), vocab.size());
   } else {
     const size_t count = count_bits(part.accepted);  // no popcnt instruction on baseline x86-64
     out->accepted = TokenSet::from_bits(std::move(part.accepted), count, vocab.size());

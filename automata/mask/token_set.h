@@ -24,6 +24,8 @@ class TokenSet {
   bool contains(int32_t id) const;
   size_t size() const { return count_; }
   Form form() const { return form_; }
+  /// kIds: the members (ascending); kComplement: the non-members; kBitset: none.
+  std::span<const int32_t> ids() const { return ids_; }
   size_t memory_bytes() const { return ids_.capacity() * 4 + bits_.capacity() * 4; }
 
  private:
