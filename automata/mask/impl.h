@@ -18,6 +18,7 @@
 #include "automata/mask/byte_classes.h"
 #include "automata/mask/shared_caches.h"
 #include "automata/mask_cache.h"
+#include "automata/token_bitmask.h"
 
 namespace lockstep {
 
@@ -34,7 +35,7 @@ struct PartialMask {
   size_t ids_max = 0;
   // Sets token `id` in `accepted` and lists it (while the list is kept).
   void accept(int32_t id) {
-    accepted[static_cast<size_t>(id) >> 5] |= 1u << (id & 31);
+    set_bit(accepted, static_cast<size_t>(id));
     if (accepted_ids.size() <= ids_max) accepted_ids.push_back(id);
   }
   // Adds `set` to `accepted`, and to the list while it is kept (a set in list form that fits;
