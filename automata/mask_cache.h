@@ -69,6 +69,9 @@ class TokenMaskCache {
     size_t computations = 0;     ///< state walks run (none is run twice)
     size_t direct = 0;           ///< of those, narrow states of automaton-only rules walked by the
                                  ///< trie walk instead of the table walk (compute_shared)
+    size_t mid_segments = 0;     ///< first-byte walk segments whose tokens of at most 8 bytes
+                                 ///< were found under the successor's signature cut there,
+                                 ///< leaving the longer tokens to walk (docs/masks.md)
     size_t shared = 0;           ///< masks taken from the process-wide cache of automaton rules
                                  ///< (computations + shared = computed)
     size_t memory_bytes = 0;     ///< memory of the cached masks (bytes)

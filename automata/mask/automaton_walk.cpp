@@ -46,7 +46,8 @@ class AutomatonWalk {
         common_(vocab_.sorted_common_prefix()),
         states_(vocab_.max_token_bytes() + 2),
         boundaries_(vocab_.max_token_bytes() + 2, 0),
-        longs_(mask::long_tokens(vocab_)) {}
+        longs_(mask::long_tokens(vocab_, mask::kShortTokenBytes)),
+        mids_(mask::long_tokens(vocab_, mask::kMidTokenBytes)) {}
 
   // Step 1: every first-byte segment of the vocabulary, in sorted order, found in a cache
   // or walked (and stored); their uncertain tokens are appended to `uncertain`.
@@ -56,8 +57,12 @@ class AutomatonWalk {
   // keys the segment's short tokens (at most kShortTokenBytes bytes), which read nothing
   // past the cut, so states whose automata agree that far share them (the positions of a
   // length-bounded string far from its end): a hit leaves only the long tokens to walk. On a
-  // miss the whole segment is looked up by the full signature, or walked and stored both
-  // ways, its short tokens under the cut signature.
+  // miss the whole segment is looked up by the full signature. A wide segment is then looked
+  // up by the signature cut at kMidTokenBytes, which keys its tokens of at most that many
+  // bytes: positions of a counted repeat closer than kShortTokenBytes to its bound (each
+  // position of `[A-Za-z0-9_]{0,15}`) read alike that far, and a hit leaves ~12% of the
+  // segment's tokens to walk. Else the segment is walked and stored under every key, each
+  // cut's short tokens under that cut's signature.
   void collect_parts(std::vector<std::pair<int32_t, uint32_t>>& uncertain) {
     states_[0] = state_;
     const uint32_t* first = tables_.row(state_);
@@ -71,7 +76,7 @@ class AutomatonWalk {
       if (e1 == ClassTables::kNone) continue;
       const uint32_t s1 = e1 & ~ClassTables::kFinalBit;
       const size_t next_long = longs_.first_byte_begin[b], end_long = longs_.first_byte_begin[b + 1];
-      Part part{lo, hi, 0, 0, nullptr, nullptr};
+      Part part{lo, hi, 0, 0, nullptr, nullptr, nullptr};
       const size_t n_long = end_long - next_long;
       const uint64_t key = static_cast<uint64_t>(s1) << 8 | b;
       const uint64_t cut_key = key | uint64_t{1} << 62;
@@ -88,7 +93,7 @@ class AutomatonWalk {
           // that depth look (every bounded string's positions far from its bound).
           if (cut.whole && wide && part.segment->complement && is_loop(s1)) {
             if (SharedSegments::Row* bounded = shared_row(s1, kBounded).row) {
-              store_segment(bounded, cut_key, b, n_long == 0 ? part.segment : short_of_whole(hi - lo - n_long));
+              store_segment(bounded, cut_key, b, n_long == 0 ? part.segment : short_of_whole(longs_, hi - lo - n_long));
               Successor& at = successor(s1);
               if (!at.registered) {
                 const auto& set = cache_.short_shapes(s1);
@@ -107,6 +112,7 @@ class AutomatonWalk {
             // signature would cost more than their walk).
             part.long_lo = next_long;
             part.long_hi = end_long;
+            part.tail_of = &longs_;
             part.segment = std::move(short_part);
             part.tail = make_segment(seg_, walk_long(part));
           }
@@ -114,10 +120,29 @@ class AutomatonWalk {
         if (!part.segment) {
           SharedSegments::Row* full = shared_row(s1, kFull).row;
           part.segment = find_segment(full, key, b);
+          SharedSegments::Row* mid = !part.segment && wide ? shared_row(s1, kMid).row : nullptr;
+          const uint64_t mid_key = key | uint64_t{1} << 61;
+          const size_t mid_lo = mids_.first_byte_begin[b], mid_hi = mids_.first_byte_begin[b + 1];
+          if (mid) {
+            if (auto short_part = find_segment(mid, mid_key, b)) {
+              part.long_lo = mid_lo;
+              part.long_hi = mid_hi;
+              part.tail_of = &mids_;
+              part.segment = std::move(short_part);
+              part.tail = make_segment(seg_, walk_long(part));
+              ++cache_.mid_segments_;
+            }
+          }
           if (!part.segment) {
             part.segment = make_segment(seg_, walk_whole(lo, hi));
             store_segment(full, key, b, part.segment);
-            if (cut.row) store_segment(cut.row, cut_key, b, short_of_whole(hi - lo - n_long));
+            if (cut.row) store_segment(cut.row, cut_key, b, short_of_whole(longs_, hi - lo - n_long));
+            // Only a mostly accepted segment: where most tokens fail within a few bytes
+            // (whitespace before a constant), the whole walk skips their runs by prefix, and
+            // a hit's walk of the longer tokens one by one would cost more.
+            if (mid && part.segment->complement) {
+              store_segment(mid, mid_key, b, short_of_whole(mids_, hi - lo - (mid_hi - mid_lo)));
+            }
           }
         }
       }
@@ -142,6 +167,7 @@ class AutomatonWalk {
       d.mix(p.segment->digest.first);
       d.mix(p.segment->digest.second);
       if (p.tail) {
+        d.mix(p.tail_of == &mids_ ? 0x3D : 0x10);  // which cut split the part
         d.mix(p.tail->digest.first);
         d.mix(p.tail->digest.second);
       }
@@ -179,17 +205,19 @@ class AutomatonWalk {
   static constexpr size_t kWideSegment = 512;
 
   // Signatures that key segments: the full one (whole segments), the cut one (whole
-  // segments when it cut nothing, else their short tokens), the depth-bounded one (the short
-  // tokens of a loop's wide segments, found by the chains that read like it).
-  enum Kind : uint8_t { kFull, kShort, kBounded };
+  // segments when it cut nothing, else their short tokens), the one cut at kMidTokenBytes
+  // (the tokens of at most that many bytes of wide segments), the depth-bounded one (the
+  // short tokens of a loop's wide segments, found by the chains that read like it).
+  enum Kind : uint8_t { kFull, kShort, kMid, kBounded };
   // The tokens of a part a segment holds, when its long tokens were walked apart.
   enum Subset : uint8_t { kShortTokens, kLongTokens };
 
   struct Part {
     size_t lo, hi;              // the segment's sorted tokens
-    size_t long_lo, long_hi;    // with a tail: its long tokens, longs_.positions[long_lo, long_hi)
+    size_t long_lo, long_hi;    // with a tail: its long tokens, tail_of->positions[long_lo, long_hi)
     std::shared_ptr<const Segment> segment;  // all the tokens, or with a tail the short ones
     std::shared_ptr<const Segment> tail;     // the long tokens, when walked apart
+    const mask::LongTokens* tail_of;         // with a tail: the tokens past which cut (longs_ or mids_)
   };
 
   // The shared row of s1's signature of `kind` (or none: no signature), looked up once per
@@ -202,7 +230,8 @@ class AutomatonWalk {
     auto& rows = rows_[kind];
     auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.s1 == s1; });
     if (it == rows.end()) {
-      const std::string& sig = kind == kShort     ? cache_.short_signature(s1)
+      const std::string& sig = kind == kShort     ? cache_.short_signature(s1, mask::kShortTokenBytes)
+                               : kind == kMid     ? cache_.short_signature(s1, mask::kMidTokenBytes)
                                : kind == kBounded ? cache_.bounded_signature(s1)
                                                   : cache_.signature(s1);
       std::shared_ptr<SharedSegments::Row> row;
@@ -287,13 +316,13 @@ class AutomatonWalk {
     return hi - lo;
   }
 
-  // The segment of the short tokens (`tokens` of them) of the whole segment just walked
-  // (seg_). Only the list it keeps is filtered.
-  std::shared_ptr<const Segment> short_of_whole(size_t tokens) const {
+  // The segment of the short tokens (`tokens` of them, those not in `cut`) of the whole
+  // segment just walked (seg_). Only the list it keeps is filtered.
+  std::shared_ptr<const Segment> short_of_whole(const mask::LongTokens& cut, size_t tokens) const {
     auto short_ones = [&](const std::vector<int32_t>& from) {
       std::vector<int32_t> kept;
       for (const int32_t id : from) {
-        if (!longs_.is_long(id)) kept.push_back(id);
+        if (!cut.is_long(id)) kept.push_back(id);
       }
       return kept;
     };
@@ -301,7 +330,7 @@ class AutomatonWalk {
     const bool complement = (tokens - others.size()) * 2 > tokens;
     std::vector<std::pair<int32_t, uint32_t>> uncertain;
     for (const auto& u : seg_.uncertain) {
-      if (!longs_.is_long(u.first)) uncertain.push_back(u);
+      if (!cut.is_long(u.first)) uncertain.push_back(u);
     }
     return finish_segment(complement, complement ? std::move(others) : short_ones(seg_.accepted), std::move(uncertain));
   }
@@ -309,7 +338,7 @@ class AutomatonWalk {
   // The walk of the long tokens of `part` into seg_; the number of tokens walked.
   size_t walk_long(const Part& part) {
     begin_segment();
-    const std::vector<uint32_t>& longs = longs_.positions;
+    const std::vector<uint32_t>& longs = part.tail_of->positions;
     std::string_view last;
     for (size_t k = part.long_lo; k < part.long_hi; ++k) {
       const size_t i = longs[k];
@@ -425,7 +454,11 @@ class AutomatonWalk {
   // Calls f(sorted index) for each token of `part` of `subset`.
   template <class F>
   void for_each_of(const Part& part, Subset subset, F&& f) const {
-    const std::vector<uint32_t>& longs = longs_.positions;
+    if (!part.tail_of) {  // no tail: every token
+      for (size_t i = part.lo; i < part.hi; ++i) f(i);
+      return;
+    }
+    const std::vector<uint32_t>& longs = part.tail_of->positions;
     if (subset == kLongTokens) {
       for (size_t k = part.long_lo; k < part.long_hi; ++k) f(longs[k]);
       return;
@@ -492,7 +525,8 @@ class AutomatonWalk {
   // Per depth of the token being walked: its state, and the completions of the rule so far.
   std::vector<uint32_t> states_, boundaries_;
   SegmentLists seg_;     // the segment being walked
-  const mask::LongTokens& longs_;
+  const mask::LongTokens& longs_;  // past kShortTokenBytes
+  const mask::LongTokens& mids_;   // past kMidTokenBytes
   // The walk of the segment in progress: how deep the last token was read, and where it
   // failed (its failed prefix plus one; 0: it did not), uncertain or not.
   size_t depth_ = 0, dead_ = 0;
@@ -503,7 +537,7 @@ class AutomatonWalk {
     std::shared_ptr<SharedSegments::Row> row;
     bool whole;
   };
-  std::vector<Row> rows_[3];  // by kind, by successor
+  std::vector<Row> rows_[4];  // by kind, by successor
   std::vector<Successor> successors_;
   size_t complement_tokens_ = 0;  // tokens of the segments stored as complements
 };

@@ -105,18 +105,19 @@ struct TokenMaskCache::Impl {
   // ---- signatures.cpp
   // Canonical signatures of automaton-rule states (see signature()), by global state.
   const std::string& signature(uint32_t state) const;
-  // signature() cut at mask::kShortTokenBytes bytes (see the .cpp), or empty; it starts with
-  // 'C' when nothing was cut, else 'T'.
-  const std::string& short_signature(uint32_t state) const;
+  // signature() cut at `cut_bytes` (mask::kShortTokenBytes or mask::kMidTokenBytes; see the
+  // .cpp), or empty; it starts with 'C' when nothing was cut, else 'T'.
+  const std::string& short_signature(uint32_t state, uint32_t cut_bytes) const;
   // What a walk of a short token's bytes after `state` reads, hashed bottom-up (see the .cpp):
   // "B" and the hash, or empty. Covers the tokens the cut signature covers when it cuts, but
   // a loop and a chain unrolling it far from its end have the same one.
   const std::string& bounded_signature(uint32_t state) const;
-  bool numbered_signature(uint32_t state, uint32_t frontier, uint64_t tag, std::string& sig) const;
+  bool numbered_signature(uint32_t state, uint32_t frontier, uint64_t tag, std::string& sig,
+                          size_t max_states = SIZE_MAX) const;
   // Before numbered_signature() starts over: hashes every callee not hashed yet that its walk
   // from `state` meets; false when the walk passes kMaxSignatureStates states or a callee has
   // no hash (then there is no signature).
-  bool hash_callees_within(uint32_t state, uint32_t frontier) const;
+  bool hash_callees_within(uint32_t state, uint32_t frontier, size_t max_states) const;
   enum class Acyclic : uint8_t { kHashed, kNumbered, kNotYet };
   Acyclic acyclic_hash(uint32_t state, std::pair<uint64_t, uint64_t>& out) const;
   struct ShapeSet {
@@ -165,6 +166,7 @@ struct TokenMaskCache::Impl {
   std::atomic<size_t> computations_{0};
   std::atomic<size_t> shared_hits_{0};
   std::atomic<size_t> direct_walks_{0};
+  mutable std::atomic<size_t> mid_segments_{0};  // Stats::mid_segments
   std::vector<std::shared_ptr<const StateMask>> owned_;  // guarded by mutex_
   std::thread background_;
   std::atomic<bool> stop_{false};
@@ -185,7 +187,7 @@ struct TokenMaskCache::Impl {
   // Both signatures' memo and scratch (CanonicalNumbering in signatures.cpp), under one mutex.
   mutable std::mutex canonical_mutex_;
   mutable std::unordered_map<uint32_t, std::string> signatures_;
-  mutable std::unordered_map<uint32_t, std::string> short_signatures_;
+  mutable std::unordered_map<uint64_t, std::string> short_signatures_;  // by cut_bytes << 32 | state
   mutable std::unordered_map<uint32_t, std::string> bounded_signatures_;
   mutable std::unordered_map<uint32_t, ShapeSet> short_shapes_;
   mutable std::unordered_map<uint32_t, bool> is_loop_;  // is_loop()

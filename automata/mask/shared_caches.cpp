@@ -4,22 +4,24 @@
 
 #include <bit>
 #include <cstddef>
+#include <map>
+#include <utility>
 
 #include "grammar/limits.h"
 
 namespace lockstep::mask {
 
-const LongTokens& long_tokens(const Vocabulary& v) {
+const LongTokens& long_tokens(const Vocabulary& v, uint32_t cut_bytes) {
   static std::mutex mutex;
-  static std::unordered_map<uint64_t, std::unique_ptr<const LongTokens>> by_vocabulary;
+  static std::map<std::pair<uint64_t, uint32_t>, std::unique_ptr<const LongTokens>> by_vocabulary;
   std::lock_guard lock(mutex);
-  auto& slot = by_vocabulary[v.id()];
+  auto& slot = by_vocabulary[{v.id(), cut_bytes}];
   if (!slot) {
     auto made = std::make_unique<LongTokens>();
     made->by_id.assign(v.bitmask_words(), 0);
     const auto sorted = v.sorted_text_tokens();
     for (size_t i = 0; i < sorted.size(); ++i) {
-      if (v.sorted_bytes(i).size() <= kShortTokenBytes) continue;
+      if (v.sorted_bytes(i).size() <= cut_bytes) continue;
       made->positions.push_back(static_cast<uint32_t>(i));
       made->by_id[static_cast<size_t>(sorted[i]) / 32] |= 1u << (sorted[i] % 32);
     }
@@ -52,6 +54,11 @@ SharedSegments& SharedSegments::instance() {
   static SharedSegments cache;
   return cache;
 }
+
+// Rows are made by the thousand in a process's first schemas (2,000 in the stress corpus's
+// 8-level allOf alone), and each rehash of the map on the way there cost one mask 60-100 µs
+// (a pass over every row's node, cold). Buckets for the first 16,384 rows: 128 KB.
+SharedSegments::SharedSegments() { map_.reserve(size_t{1} << 14); }
 
 std::shared_ptr<SharedSegments::Row> SharedSegments::row(const std::string& signature) {
   std::lock_guard lock(mutex_);

@@ -24,6 +24,9 @@ namespace lockstep::mask {
 // apart from the others in an automaton walk, their segments keyed by a signature cut at
 // this depth (TokenMaskCache::Impl::short_signature).
 inline constexpr uint32_t kShortTokenBytes = 16;
+// A second, shorter cut for wide segments (79% of Llama 3's tokens have at most 8 bytes):
+// the positions of a counted repeat closer than kShortTokenBytes to its bound share these.
+inline constexpr uint32_t kMidTokenBytes = 8;
 
 // One first-byte segment of a walk from a state of an automaton-only rule: the tokens that
 // start with byte b, read on from the state s1 that b leads to. It depends on (s1, b) only,
@@ -37,9 +40,9 @@ struct Segment {
   std::pair<uint64_t, uint64_t> digest;  // of the above: equal segments, equal digests
 };
 
-// The tokens of a vocabulary longer than kShortTokenBytes: their positions in the sorted
-// vocabulary, and a bitmask by token id. Computed once per vocabulary and process
-// (thread-safe).
+// The tokens of a vocabulary longer than a cut (kShortTokenBytes or kMidTokenBytes): their
+// positions in the sorted vocabulary, and a bitmask by token id. Computed once per
+// vocabulary, cut and process (thread-safe).
 struct LongTokens {
   std::vector<uint32_t> positions;
   std::vector<uint32_t> by_id;
@@ -47,7 +50,7 @@ struct LongTokens {
   std::array<uint32_t, 257> first_byte_begin{};
   bool is_long(int32_t id) const { return (by_id[static_cast<size_t>(id) / 32] >> (id % 32)) & 1u; }
 };
-const LongTokens& long_tokens(const Vocabulary& vocabulary);
+const LongTokens& long_tokens(const Vocabulary& vocabulary, uint32_t cut_bytes);
 
 // Masks of states of automaton-only rules, shared by every TokenMaskCache of the process:
 // such a state's classification depends only on its automaton, its index there, the rule's
@@ -99,6 +102,7 @@ class SharedSegments {
   bool has_loop_shape(uint64_t shape);
 
  private:
+  SharedSegments();
   static constexpr size_t kMaxEntries = size_t{32} << 20;
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<Row>> map_;

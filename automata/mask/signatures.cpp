@@ -32,6 +32,8 @@ constexpr size_t kMaxHashedStates = 8192;
 // points (a JSON string automaton spends ~14 states on a code point), whose positions then
 // share masks across every length bound.
 constexpr size_t kMaxSignatureStates = 2048;
+// States a signature cut at mask::kMidTokenBytes covers (see short_signature()).
+constexpr size_t kMaxMidCutStates = 256;
 
 // States acyclic_hash() hashes in one call at most (those of a pattern of a few thousand
 // names, a bounded string of ~500 code points): a mask pays at most this for its key.
@@ -350,24 +352,28 @@ TokenMaskCache::Impl::Acyclic TokenMaskCache::Impl::acyclic_hash(uint32_t q, std
   return Acyclic::kHashed;
 }
 
-// signature() cut at kShortTokenBytes: what a walk of a token of at most kShortTokenBytes
-// bytes can read after q, the state its first byte leads to. Such a token reads the byte
-// edges of states at most kShortTokenBytes - 2 bytes past q and the finality of states at
-// most kShortTokenBytes - 1 bytes past q; breadth-first levels give each state its least
+// signature() cut at `cut_bytes` (kShortTokenBytes, or kMidTokenBytes): what a walk of a
+// token of at most cut_bytes bytes can read after q, the state its first byte leads to. Such
+// a token reads the byte edges of states at most cut_bytes - 2 bytes past q and the finality
+// of states at most cut_bytes - 1 bytes past q; breadth-first levels give each state its least
 // depth, so states deeper than that are left out (the last level keeps only its finality).
 // A rule edge's target is put one level below its caller, though the callee reads at
 // least one byte first: a conservative depth keeps more of the automaton in the key, never
-// less. Positions of a length-bounded string with more than kShortTokenBytes positions left
-// have the same cut signature, so they share the segments of their short tokens. The
+// less. Positions of a length-bounded string with more than cut_bytes positions left have
+// the same cut signature, so they share the segments of their short tokens. The
 // signature starts with 'C' when nothing was cut (the whole automaton from q is in it: it
 // keys the walks of all tokens), else 'T'. A numbering tells a loop from a chain, so the
 // body of an unbounded string and a bounded one do not meet here (bounded_signature()).
-const std::string& TokenMaskCache::Impl::short_signature(uint32_t q) const {
+const std::string& TokenMaskCache::Impl::short_signature(uint32_t q, uint32_t cut_bytes) const {
   std::lock_guard lock(canonical_mutex_);
-  auto [it, fresh] = short_signatures_.try_emplace(q);
+  auto [it, fresh] = short_signatures_.try_emplace(uint64_t{cut_bytes} << 32 | q);
   if (fresh) {
     std::string sig;
-    const bool cut = numbered_signature(q, mask::kShortTokenBytes - 1, 0x5100 | mask::kShortTokenBytes, sig);
+    // The shorter cut serves the positions of a counted repeat (a few dozen states within
+    // reach); past kMaxMidCutStates (a key trie of hundreds of names) it would cost more than
+    // the walks it could save, and no other state would read alike.
+    const size_t max_states = cut_bytes < mask::kShortTokenBytes ? kMaxMidCutStates : kMaxSignatureStates;
+    const bool cut = numbered_signature(q, cut_bytes - 1, 0x5100 | cut_bytes, sig, max_states);
     if (!sig.empty()) it->second = (cut ? "T" : "C") + sig;
   }
   return it->second;
@@ -530,11 +536,14 @@ const std::string& TokenMaskCache::Impl::bounded_signature(uint32_t q) const {
 }
 
 // The automaton reachable from q in canonical form (see signature()), into `sig` (left
-// empty: no signature), with `tag` mixed first when not 0; states at level `frontier` of
-// the breadth-first numbering keep only their finality. True when one of those has edges
+// empty: no signature, or more than max_states (at most kMaxSignatureStates) states), with
+// `tag` mixed first when not 0; states at level `frontier` of the breadth-first numbering
+// keep only their finality. True when one of those has edges
 // (the automaton goes on past the frontier). Requires canonical_mutex_.
-bool TokenMaskCache::Impl::numbered_signature(uint32_t q, uint32_t frontier, uint64_t tag, std::string& sig) const {
+bool TokenMaskCache::Impl::numbered_signature(uint32_t q, uint32_t frontier, uint64_t tag, std::string& sig,
+                                              size_t max_states) const {
   const GrammarAutomaton& g = *grammar_;
+  max_states = std::min(max_states, kMaxSignatureStates);
   // A callee not hashed yet is hashed outside the walk (rule_hash() uses the same scratch),
   // and the walk starts over.
   for (uint32_t unhashed = UINT32_MAX;; unhashed = UINT32_MAX) {
@@ -548,7 +557,7 @@ bool TokenMaskCache::Impl::numbered_signature(uint32_t q, uint32_t frontier, uin
         ++level;
         level_end = c.order().size();
       }
-      if (c.order().size() > kMaxSignatureStates) return false;  // too big: no signature
+      if (c.order().size() > max_states) return false;  // too big: no signature
       const uint32_t s = c.order()[i];
       c.mix(g.is_final(s) ? 0xF1 : 0xF0);
       if (level == frontier) {
@@ -579,11 +588,11 @@ bool TokenMaskCache::Impl::numbered_signature(uint32_t q, uint32_t frontier, uin
     // A callee not hashed yet: every one the walk meets is hashed before it starts over,
     // so it starts over once, not once per callee (a state of a 50,000-word enum reaches
     // thousands of escape rules, and each restart walked up to kMaxSignatureStates states).
-    if (!rule_hash(unhashed) || !hash_callees_within(q, frontier)) return false;
+    if (!rule_hash(unhashed) || !hash_callees_within(q, frontier, max_states)) return false;
   }
 }
 
-bool TokenMaskCache::Impl::hash_callees_within(uint32_t q, uint32_t frontier) const {
+bool TokenMaskCache::Impl::hash_callees_within(uint32_t q, uint32_t frontier, size_t max_states) const {
   const GrammarAutomaton& g = *grammar_;
   // The states numbered_signature() visits, breadth-first by the same levels, in plain
   // containers (rule_hash() uses the numbering's scratch).
@@ -599,7 +608,7 @@ bool TokenMaskCache::Impl::hash_callees_within(uint32_t q, uint32_t frontier) co
       ++level;
       level_end = order.size();
     }
-    if (order.size() > kMaxSignatureStates) return false;
+    if (order.size() > max_states) return false;
     const uint32_t s = order[i];
     if (level == frontier) continue;
     for (const auto& e : g.byte_edges(s)) visit(e.target);
@@ -608,7 +617,7 @@ bool TokenMaskCache::Impl::hash_callees_within(uint32_t q, uint32_t frontier) co
       visit(e.target);
     }
   }
-  return order.size() <= kMaxSignatureStates;
+  return order.size() <= max_states;
 }
 
 void TokenMaskCache::Impl::append_context(std::string& key, uint32_t rule) const {

@@ -239,6 +239,7 @@ TokenMaskCache::Stats TokenMaskCache::Impl::stats() const {
   s.states = masks_.size();
   s.computations = computations_.load();
   s.direct = direct_walks_.load();
+  s.mid_segments = mid_segments_.load();
   s.shared = shared_hits_.load();
   for (const auto& m : masks_) {
     const StateMask* p = m.load(std::memory_order_acquire);

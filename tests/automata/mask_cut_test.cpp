@@ -1,0 +1,64 @@
+// Walk segments found under the shorter cut signature (mask::kMidTokenBytes): the
+// positions of a counted repeat closer than mask::kShortTokenBytes to its bound share the
+// segments of their tokens of at most 8 bytes, and walk the longer ones. Every mask is
+// checked against brute force on Llama 3 (whose tokens of 9 to 16 bytes are the ones the
+// shorter cut leaves to walk).
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "automata/mask/shared_caches.h"
+#include "tests/automata/brute_force_walks.h"
+
+namespace lockstep {
+namespace {
+
+using namespace test_walks;
+
+// Path segments of up to 16 characters (the stress corpus's long patterns), whose positions
+// share the shorter cut's segments; and dotted groups of up to 10 after a group of up to
+// 12, where most positions find their short tokens under the longer cut already (a group's
+// positions read alike across groups), for the masks of both. Walks start at the first
+// position of a group, deep inside one, and after a few groups, and go forward, so they
+// meet positions at every distance from a group's bound.
+TEST(MaskCut, CountedRepeatPositionsShareShortTokensAndEqualBruteForceOnLlama3) {
+  static_assert(mask::kMidTokenBytes == 8 && mask::kShortTokenBytes == 16);
+  const auto tok = llama3_tokenizer();
+  const auto vocab = tok->shared_vocabulary();
+  std::mt19937 rng(1616);
+  JsonSchemaOptions o;
+  struct Case {
+    const char* schema;
+    std::vector<std::string> starts;
+    bool shares_mid_segments;
+  };
+  const std::vector<Case> cases = {
+      {R"({"type":"string","pattern":"^(/[A-Za-z_][A-Za-z0-9_]{0,15}){0,6}$"})",
+       {"\"/", "\"/abcdefghij", "\"/ab/cd_e/", "\"/X"}, true},
+      {R"({"type":"string","pattern":"^[a-z]{1,12}(\\.[a-z0-9]{1,10}){0,4}$"})", {"\"a", "\"abc.de", "\"ab.c1.d2."}, false},
+  };
+  size_t masks = 0, mid_segments = 0;
+  for (const auto& [schema, starts, shares_mid_segments] : cases) {
+    SCOPED_TRACE(schema);
+    const auto g = schema_automaton(schema, o);
+    auto cache = std::make_shared<TokenMaskCache>(g, vocab);
+    for (const std::string& start : starts) {
+      SCOPED_TRACE(start);
+      for (int walk = 0; walk < 2; ++walk) {
+        masks += check_random_walk(g, vocab, rng, 8, cache, false, tok->encode_continuation(start));
+      }
+    }
+    if (shares_mid_segments) {
+      EXPECT_GT(cache->stats().mid_segments, 0u);
+    }
+    mid_segments += cache->stats().mid_segments;
+  }
+  std::printf("[ property ] counted repeats on llama3: %zu masks equal to brute force, %zu segments under the shorter cut\n",
+              masks, mid_segments);
+  EXPECT_GT(masks, 80u);
+}
+
+}  // namespace
+}  // namespace lockstep
