@@ -177,6 +177,9 @@ struct TokenMaskCache::Impl {
   mutable size_t segment_entries_ = 0;
   mutable std::vector<std::pair<uint64_t, uint64_t>> rule_hash_;  // by rule, under canonical_mutex_
   mutable std::vector<uint8_t> rule_hash_state_;
+  // By rule: whether network_bfs() gave up on one of its states, so on its start too (under
+  // canonical_mutex_).
+  mutable std::vector<uint8_t> network_overflows_;
   // acyclic_hash()'s memo, by rule (made on its first use) and state within the rule, under
   // canonical_mutex_.
   struct AcyclicMemo {
