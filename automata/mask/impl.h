@@ -128,6 +128,11 @@ struct TokenMaskCache::Impl {
   uint64_t local_shape(uint32_t state) const;
   uint64_t local_shape_of(uint32_t state) const;
   bool is_loop(uint32_t state) const;
+  // Appends what a state's classification depends on besides its automaton: FOLLOW of
+  // `rule` and the vocabulary.
+  void append_context(std::string& key, uint32_t rule) const;
+
+  // ---- network_signatures.cpp
   // Canonical signature of what a walk from a grammar rule's state can reach (see the .cpp),
   // or empty.
   std::string network_signature(uint32_t state) const;
@@ -135,9 +140,6 @@ struct TokenMaskCache::Impl {
   const std::pair<uint64_t, uint64_t>* rule_hash(uint32_t rule) const;
   const std::pair<uint64_t, uint64_t>* rule_hash_within(uint32_t rule, size_t& budget, bool& over) const;
   std::pair<uint64_t, uint64_t> hash_within_rule(uint32_t start, uint32_t tag) const;
-  // Appends what a state's classification depends on besides its automaton: FOLLOW of
-  // `rule` and the vocabulary.
-  void append_context(std::string& key, uint32_t rule) const;
   // A 128-bit digest of rule_automaton_key(rule), made once per rule: what stands for the
   // automaton in the key of a state without a signature.
   std::pair<uint64_t, uint64_t> automaton_digest(uint32_t rule) const;
@@ -187,7 +189,7 @@ struct TokenMaskCache::Impl {
     std::vector<uint8_t> state;
   };
   mutable std::unordered_map<uint32_t, AcyclicMemo> acyclic_;
-  // Both signatures' memo and scratch (CanonicalNumbering in signatures.cpp), under one mutex.
+  // Both signatures' memo and scratch (mask::CanonicalNumbering), under one mutex.
   mutable std::mutex canonical_mutex_;
   mutable std::unordered_map<uint32_t, std::string> signatures_;
   mutable std::unordered_map<uint64_t, std::string> short_signatures_;  // by cut_bytes << 32 | state
