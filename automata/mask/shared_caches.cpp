@@ -55,11 +55,6 @@ SharedSegments& SharedSegments::instance() {
   return cache;
 }
 
-// Rows are made by the thousand in a process's first schemas (2,000 in the stress corpus's
-// 8-level allOf alone), and each rehash of the map on the way there cost one mask 60-100 µs
-// (a pass over every row's node, cold). Buckets for the first 16,384 rows: 128 KB.
-SharedSegments::SharedSegments() { map_.reserve(size_t{1} << 14); }
-
 std::shared_ptr<SharedSegments::Row> SharedSegments::row(const std::string& signature) {
   std::lock_guard lock(mutex_);
   auto& slot = map_[signature];

@@ -102,7 +102,6 @@ class SharedSegments {
   bool has_loop_shape(uint64_t shape);
 
  private:
-  SharedSegments();
   static constexpr size_t kMaxEntries = size_t{32} << 20;
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<Row>> map_;
