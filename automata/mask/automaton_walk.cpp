@@ -486,7 +486,8 @@ class AutomatonWalk {
   // Mostly accepted: every text token, less the segments failing at their first byte, the
   // rejected tokens of the other segments and the exceptions of complement segments.
   void accepted_from_text(std::vector<uint32_t>& accepted) const {
-    std::vector<uint32_t> bits = cache_.all_text_bits();
+    const std::span<const uint32_t> text = vocab_.text_token_bits();
+    std::vector<uint32_t> bits(text.begin(), text.end());
     auto clear = [&](int32_t id) { clear_bit(bits, static_cast<size_t>(id)); };
     size_t covered = 0;  // sorted tokens [0, covered) handled
     for (const Part& p : parts_) {

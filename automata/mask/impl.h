@@ -94,8 +94,6 @@ struct TokenMaskCache::Impl {
   // of the rules it enters unless skip_seed_rules) into `first`; false when a rule it enters
   // is nullable (bytes after it could come first: no exact set).
   bool first_bytes(uint32_t state, bool skip_seed_rules, GrammarAutomaton::ByteSet& first) const;
-  // Bits of every text token (not control, not empty), built once.
-  std::vector<uint32_t> all_text_bits() const;
 
   // ---- automaton_walk.cpp
   /// Fills `out` (its bitmask made here), or returns the mask of a state whose walk had the
@@ -207,8 +205,6 @@ struct TokenMaskCache::Impl {
   mutable std::mutex continued_mutex_;
   std::unordered_map<uint64_t, std::shared_ptr<const StateMask>> continued_;
   mutable std::unordered_map<uint32_t, bool> continuable_;
-  mutable std::once_flag all_text_once_;
-  mutable std::vector<uint32_t> all_text_;
 };
 
 }  // namespace lockstep

@@ -1,7 +1,6 @@
 // automata/mask/trie_walk.cpp — the walk of the sorted vocabulary (a trie) from a grammar
 // state, with StateWalker carrying the parse along each token's bytes.
 #include <algorithm>
-#include <mutex>
 #include <string_view>
 #include <vector>
 
@@ -13,14 +12,6 @@ namespace lockstep {
 
 using mask::PartialMask;
 using mask::StateWalker;
-
-std::vector<uint32_t> TokenMaskCache::Impl::all_text_bits() const {
-  std::call_once(all_text_once_, [this] {
-    all_text_.assign(vocabulary_->bitmask_words(), 0);
-    for (const int32_t id : vocabulary_->sorted_text_tokens()) set_bit(all_text_, static_cast<size_t>(id));
-  });
-  return all_text_;
-}
 
 bool TokenMaskCache::Impl::first_bytes(uint32_t state, bool skip_seed_rules, GrammarAutomaton::ByteSet& first) const {
   const GrammarAutomaton& g = *grammar_;

@@ -16,7 +16,10 @@ size_t sorted_position(const Vocabulary& v, std::string_view bytes) {
   return SIZE_MAX;
 }
 
-void expect_exact_subtrees(const Vocabulary& v) {
+// Counts the runs looked up in `runs`, and in `long_runs` those longer than
+// Vocabulary::kScannedRun tokens after their first (their end read from the vocabulary's
+// table; the others' from the common prefixes that follow).
+void expect_exact_subtrees(const Vocabulary& v, size_t& runs, size_t& long_runs) {
   const auto sorted = v.sorted_text_tokens();
   const auto end = [&v](size_t i) { return v.sorted_subtree_end(i); };
   for (size_t i = 0; i < sorted.size(); ++i) {
@@ -30,6 +33,8 @@ void expect_exact_subtrees(const Vocabulary& v) {
     // The run of every prefix of t ends where the first token without that prefix is.
     for (size_t n = 1; n <= t.size(); ++n) {
       const size_t run_end = v.sorted_prefix_end(i, n);
+      ++runs;
+      long_runs += run_end - i > Vocabulary::kScannedRun + 1 ? 1 : 0;
       ASSERT_GT(run_end, i);
       ASSERT_EQ(v.token_bytes(sorted[run_end - 1]).substr(0, n), t.substr(0, n)) << i << " " << n;
       if (run_end < sorted.size()) {
@@ -68,15 +73,41 @@ TEST(VocabTrie, Llama3SubtreesAreByPrefix) {
       EXPECT_EQ(v.token_bytes(sorted[k]).substr(0, parent.size()), parent);
     }
   }
-  expect_exact_subtrees(v);
+  size_t runs = 0, long_runs = 0;
+  expect_exact_subtrees(v, runs, long_runs);
+  // Both ways of finding a run's end were checked, many times each.
+  EXPECT_GT(long_runs, 1000u);
+  EXPECT_GT(runs - long_runs, 1000u);
   expect_first_byte_runs(v);
+}
+
+// The text tokens' bitmask holds exactly the sorted text tokens: not the control tokens, not
+// the empty ones, nothing past the vocabulary.
+TEST(VocabTrie, TextTokenBitsAreTheSortedTextTokens) {
+  for (const char* f : {"llama3-hf/tokenizer.json", "llama2/tokenizer.bin"}) {
+    SCOPED_TRACE(f);
+    const auto tok = load_tokenizer(test_data::shared(std::string("vocab/") + f).string());
+    const Vocabulary& v = tok->vocabulary();
+    const auto bits = v.text_token_bits();
+    ASSERT_EQ(bits.size(), v.bitmask_words());
+    std::vector<char> text(v.size(), 0);
+    for (const int32_t id : v.sorted_text_tokens()) text[static_cast<size_t>(id)] = 1;
+    size_t controls = 0;
+    for (size_t id = 0; id < v.size(); ++id) {
+      ASSERT_EQ(test_bit(bits, id), text[id] != 0) << id;
+      controls += v.is_control(static_cast<int32_t>(id)) ? 1 : 0;
+    }
+    EXPECT_GT(controls, 0u);
+    EXPECT_EQ(count_bits(bits), v.sorted_text_tokens().size());
+  }
 }
 
 TEST(VocabTrie, EveryVocabularyHasExactSubtrees) {
   for (const char* f : {"llama2/tokenizer.bin", "qwen3-hf/tokenizer.json", "gpt2/encoder.json"}) {
     SCOPED_TRACE(f);
     const auto tok = load_tokenizer(test_data::shared(std::string("vocab/") + f).string());
-    expect_exact_subtrees(tok->vocabulary());
+    size_t runs = 0, long_runs = 0;
+    expect_exact_subtrees(tok->vocabulary(), runs, long_runs);
     expect_first_byte_runs(tok->vocabulary());
   }
 }
