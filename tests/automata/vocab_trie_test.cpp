@@ -16,9 +16,9 @@ size_t sorted_position(const Vocabulary& v, std::string_view bytes) {
   return SIZE_MAX;
 }
 
-// Counts the runs looked up in `runs`, and in `long_runs` those longer than
-// Vocabulary::kScannedRun tokens after their first (their end read from the vocabulary's
-// table; the others' from the common prefixes that follow).
+// Counts the runs looked up in `runs`, and in `long_runs` those of more than
+// Vocabulary::kScannedRun tokens (their end read from the vocabulary's table; the others'
+// from the common prefixes that follow).
 void expect_exact_subtrees(const Vocabulary& v, size_t& runs, size_t& long_runs) {
   const auto sorted = v.sorted_text_tokens();
   const auto end = [&v](size_t i) { return v.sorted_subtree_end(i); };
@@ -34,7 +34,7 @@ void expect_exact_subtrees(const Vocabulary& v, size_t& runs, size_t& long_runs)
     for (size_t n = 1; n <= t.size(); ++n) {
       const size_t run_end = v.sorted_prefix_end(i, n);
       ++runs;
-      long_runs += run_end - i > Vocabulary::kScannedRun + 1 ? 1 : 0;
+      long_runs += run_end - i > Vocabulary::kScannedRun ? 1 : 0;
       ASSERT_GT(run_end, i);
       ASSERT_EQ(v.token_bytes(sorted[run_end - 1]).substr(0, n), t.substr(0, n)) << i << " " << n;
       if (run_end < sorted.size()) {
