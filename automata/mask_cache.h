@@ -72,6 +72,9 @@ class TokenMaskCache {
     size_t mid_segments = 0;     ///< first-byte walk segments whose tokens of at most 8 bytes
                                  ///< were found under the successor's signature cut there,
                                  ///< leaving the longer tokens to walk (docs/masks.md)
+    size_t run_tokens = 0;       ///< tokens the table walk read whole along a uniform run of a
+                                 ///< class (a counted repeat's positions) from their byte kinds,
+                                 ///< without a step per byte (docs/masks.md)
     size_t shared = 0;           ///< masks taken from the process-wide cache of automaton rules
                                  ///< (computations + shared = computed)
     size_t memory_bytes = 0;     ///< memory of the cached masks (bytes)

@@ -38,6 +38,11 @@ Vocabulary::Vocabulary(std::vector<std::string> bytes, std::vector<TokenKind> ki
   }
   for (const auto& b : bytes) max_token_bytes_ = std::max(max_token_bytes_, b.size());
   sorted_offset_.push_back(static_cast<uint32_t>(sorted_text_.size()));
+  rest_kinds_.resize(sorted_.size(), 0);
+  for (size_t i = 0; i < sorted_.size(); ++i) {
+    const std::string& b = bytes[sorted_[i]];
+    for (size_t k = 1; k < b.size(); ++k) rest_kinds_[i] |= byte_kind(static_cast<uint8_t>(b[k]));
+  }
   common_prefix_.resize(sorted_.size(), 0);
   for (size_t i = 1; i < sorted_.size(); ++i) {
     const std::string& a = bytes[sorted_[i - 1]];

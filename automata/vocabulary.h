@@ -21,6 +21,37 @@ enum class TokenKind : uint8_t {
   kControl,  ///< special/control token: never matches grammar text
 };
 
+namespace vocabulary_detail {
+// The kind of each byte (Vocabulary::byte_kind).
+constexpr std::array<uint8_t, 256> byte_kinds() {
+  std::array<uint8_t, 256> kind{};
+  auto set = [&](unsigned lo, unsigned hi, uint8_t k) {
+    for (unsigned b = lo; b <= hi; ++b) kind[b] = k;
+  };
+  set(0x21, 0x7E, 26);  // ASCII punctuation not named below
+  set(0x00, 0x1F, 0);
+  set(' ', ' ', 1);
+  set('"', '"', 2);
+  set('\\', '\\', 3);
+  set('0', '9', 4);
+  set('a', 'f', 5);
+  set('g', 'z', 6);
+  set('A', 'F', 7);
+  set('G', 'Z', 8);
+  uint8_t k = 9;
+  for (const char* group : {"_", "-", ".", "/", ":", "+", ",", "@", "%", "#", "'", "=", "&", "()", "[]", "{}", "$"}) {
+    for (const char* c = group; *c; ++c) kind[static_cast<uint8_t>(*c)] = k;
+    ++k;
+  }
+  set(0x7F, 0x7F, 27);
+  set(0x80, 0xBF, 28);
+  set(0xC0, 0xDF, 29);
+  set(0xE0, 0xEF, 30);
+  set(0xF0, 0xFF, 31);
+  return kind;
+}
+}  // namespace vocabulary_detail
+
 class Vocabulary {
  public:
   /// `token_bytes[id]`: bytes of token id. `kinds[id]`: its kind. `eog_ids`: ids that end
@@ -72,6 +103,16 @@ class Vocabulary {
   }
   /// For sorted position i: length of the common prefix of tokens i-1 and i (0 for i = 0).
   std::span<const uint32_t> sorted_common_prefix() const { return common_prefix_; }
+  /// The kind of byte `b` as a bit: each kind is a run of bytes that character classes
+  /// rarely split (control bytes, space, digits, a-f, g-z, A-F, G-Z, each common
+  /// punctuation mark, the rest of ASCII's punctuation, UTF-8 continuation and lead bytes).
+  static uint32_t byte_kind(uint8_t b) { return uint32_t{1} << kByteKinds[b]; }
+  /// For sorted position i: the byte_kind() bits of token i's bytes after its first, OR-ed.
+  /// A walk that reads a class of bytes alike tells from it in one load whether a token's
+  /// rest is all in the class (when the class is a union of whole kinds), where a scan of
+  /// the bytes mispredicts its exit once per token (automaton_walk.cpp, uniform runs).
+  /// 4 bytes per text token, made at load.
+  std::span<const uint32_t> sorted_rest_kinds() const { return rest_kinds_; }
   /// For sorted position i: one past the last sorted position whose token starts with
   /// token i's bytes (its subtree in the vocabulary trie, computed by prefix: "luk" does not
   /// cover "luluk"): the run of its whole bytes.
@@ -83,7 +124,9 @@ class Vocabulary {
   std::vector<int32_t> eog_ids_;
   std::vector<int32_t> sorted_;
   std::vector<uint32_t> text_bits_;  // see text_token_bits()
+  static constexpr std::array<uint8_t, 256> kByteKinds = vocabulary_detail::byte_kinds();
   std::vector<uint32_t> common_prefix_;
+  std::vector<uint32_t> rest_kinds_;  // see sorted_rest_kinds()
   std::string sorted_text_;  // the sorted text tokens' bytes, then the other tokens'
   std::vector<uint32_t> sorted_offset_;  // sorted_.size() + 1
   size_t max_token_bytes_ = 0;

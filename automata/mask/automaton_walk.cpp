@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,6 +45,7 @@ class AutomatonWalk {
         tables_(g_, rule_, cache.byte_classes(rule_)),
         sorted_(vocab_.sorted_text_tokens()),
         common_(vocab_.sorted_common_prefix()),
+        rest_kinds_(vocab_.sorted_rest_kinds()),
         states_(vocab_.max_token_bytes() + 2),
         boundaries_(vocab_.max_token_bytes() + 2, 0),
         longs_(mask::long_tokens(vocab_, mask::kShortTokenBytes)),
@@ -86,7 +88,7 @@ class AutomatonWalk {
         part.segment = find_segment(cut.row, cut_key, b);
         if (!part.segment && !cut.whole && wide) part.segment = find_bounded(s1, b, cut.row, cut_key);
         if (!part.segment) {
-          part.segment = make_segment(seg_, walk_whole(lo, hi));
+          part.segment = make_segment(seg_, walk_whole(lo, hi, e1));
           store_segment(cut.row, cut_key, b, part.segment);
           // A wide segment, mostly accepted, from a loop (a string body): its short tokens
           // also under the depth-bounded signature, where states that read alike within
@@ -134,7 +136,7 @@ class AutomatonWalk {
             }
           }
           if (!part.segment) {
-            part.segment = make_segment(seg_, walk_whole(lo, hi));
+            part.segment = make_segment(seg_, walk_whole(lo, hi, e1));
             store_segment(full, key, b, part.segment);
             if (cut.row) store_segment(cut.row, cut_key, b, short_of_whole(longs_, hi - lo - n_long));
             // Only a mostly accepted segment: where most tokens fail within a few bytes
@@ -155,6 +157,8 @@ class AutomatonWalk {
       parts_.push_back(std::move(part));
     }
   }
+
+  size_t run_tokens() const { return run_tokens_; }
 
   // Step 2: the key of the parts (into `parts_key`), and the mask stored under it, if any.
   // The mask is a function of the parts alone: states whose segments are equal share it
@@ -289,10 +293,32 @@ class AutomatonWalk {
     return nullptr;
   }
 
-  // The walk of sorted tokens [lo, hi), which share their first byte, into seg_; the number
-  // of tokens.
-  size_t walk_whole(size_t lo, size_t hi) {
+  // The uniform run from successor s1 (mask::uniform_run), found once per walk, for segments
+  // of at least kRunMinTokens tokens (a smaller one is walked at about the cost of finding
+  // it), followed at most kShortTokenBytes states: longer tokens (~1% of Llama 3's) take the
+  // steps, and the run's states need no table rows of their own that far along.
+  static constexpr size_t kRunMinTokens = 16;
+  const mask::UniformRun& uniform_run(uint32_t s1) {
+    auto it = std::find_if(runs_.begin(), runs_.end(), [&](const auto& r) { return r.first == s1; });
+    if (it == runs_.end()) it = runs_.insert(runs_.end(), {s1, mask::uniform_run(tables_, class_kinds_, s1, mask::kShortTokenBytes)});
+    return it->second;
+  }
+
+  // The walk of sorted tokens [lo, hi), which share their first byte (read by entry e1 of
+  // the walk's state), into seg_; the number of tokens.
+  size_t walk_whole(size_t lo, size_t hi, uint32_t e1) {
     begin_segment();
+    // Tokens read whole along a run from s1 (unless the first byte enters a call) leave the
+    // walk at depth 1 (states_[1] is s1).
+    size_t length = 0;
+    uint32_t outside = ~uint32_t{0};
+    if (e1 < ClassTables::kCall && hi - lo >= kRunMinTokens) {
+      const uint32_t s1 = e1 & ~ClassTables::kFinalBit;
+      const mask::UniformRun& run = uniform_run(s1);
+      if (run.length != 0) length = run.length, outside = ~run.kinds;
+      states_[1] = s1;
+      boundaries_[1] = e1 >> 31;
+    }
     size_t lcp = 0;  // common prefix of token i with the last token walked
     for (size_t i = lo; i < hi; ++i) {
       if (i != lo) lcp = std::min<size_t>(lcp, common_[i]);
@@ -308,6 +334,14 @@ class AutomatonWalk {
         }
         seg_.others.push_back(id);
         classify_failed(id, bytes, dead_ - 1);
+        continue;
+      }
+      if (length != 0 && (rest_kinds_[i] & outside) == 0 && bytes.size() - 1 <= length) {  // read whole along the run
+        seg_.accepted.push_back(id);
+        ++run_tokens_;
+        dead_ = 0;
+        depth_ = std::min<size_t>(depth_, 1);
+        lcp = SIZE_MAX;
         continue;
       }
       walk_token(id, bytes, lcp);
@@ -523,6 +557,7 @@ class AutomatonWalk {
   ClassTables tables_;
   const std::span<const int32_t> sorted_;
   const std::span<const uint32_t> common_;
+  const std::span<const uint32_t> rest_kinds_;
   // Per depth of the token being walked: its state, and the completions of the rule so far.
   std::vector<uint32_t> states_, boundaries_;
   SegmentLists seg_;     // the segment being walked
@@ -540,6 +575,9 @@ class AutomatonWalk {
   };
   std::vector<Row> rows_[4];  // by kind, by successor
   std::vector<Successor> successors_;
+  std::vector<std::pair<uint32_t, mask::UniformRun>> runs_;  // by successor
+  std::optional<mask::ClassKinds> class_kinds_;  // made by the first run of more than one byte
+  size_t run_tokens_ = 0;         // read whole along a run (Stats::run_tokens)
   size_t complement_tokens_ = 0;  // tokens of the segments stored as complements
 };
 
@@ -549,6 +587,7 @@ std::shared_ptr<const StateMask> TokenMaskCache::Impl::walk_automaton(uint32_t s
                                                                       std::string& parts_key) const {
   AutomatonWalk walk(*this, state);
   walk.collect_parts(out.uncertain);
+  run_tokens_ += walk.run_tokens();
   if (auto hit = walk.find_by_parts(parts_key)) return hit;  // `out` is not filled
   walk.assemble_accepted(out.accepted);
   return nullptr;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "automata/grammar_automaton.h"
@@ -46,6 +47,7 @@ class ClassTables {
     return t;
   }
   uint8_t class_of(uint8_t byte) const { return classes_.of[byte]; }
+  const ByteClasses& classes() const { return classes_; }
 
  private:
   static constexpr size_t kChunk = 16384;  // entries; >= 256, so a row always fits in a fresh chunk
@@ -58,5 +60,26 @@ class ClassTables {
   std::vector<std::unique_ptr<uint32_t[]>> chunks_;
   size_t chunk_used_ = kChunk;
 };
+
+// The bytes a state s1 of the rule and the states after it read alike: C, the bytes s1
+// sends to its most common target, and `length`, how many states from s1 on each send every
+// byte of C to one next state with no call (at most `max_length`). Each position of a
+// counted repeat of a class (`[A-Za-z0-9_]{0,15}`) and a loop over one (a string body's
+// printable bytes) start such runs. A token that reads a byte into s1 and then only bytes
+// of C, no more of them than `length`, is read whole: its steps could only lead along the
+// run. `kinds` are the byte kinds C holds whole (Vocabulary::byte_kind), so one load of a
+// token's Vocabulary::sorted_rest_kinds() finds such a token; one with a byte of a kind C
+// holds only in part (`[a-m]` of a-f and g-z) is left to the steps. length 0: no run.
+struct UniformRun {
+  uint32_t kinds = 0;
+  size_t length = 0;
+};
+// By class of a rule: the kinds of its bytes (made once per walk that finds a run of more
+// than one byte, not per rule: most rules are walked without).
+struct ClassKinds {
+  std::array<uint32_t, 256> kinds{};
+  explicit ClassKinds(const ClassTables& tables);
+};
+UniformRun uniform_run(ClassTables& tables, std::optional<ClassKinds>& kinds, uint32_t s1, size_t max_length);
 
 }  // namespace lockstep::mask

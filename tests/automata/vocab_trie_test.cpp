@@ -102,6 +102,46 @@ TEST(VocabTrie, TextTokenBitsAreTheSortedTextTokens) {
   }
 }
 
+// Byte kinds split the bytes into runs that classes rarely cut (a class of whole kinds is
+// found per token by one load of its rest's kinds), and each sorted token's rest kinds are
+// those of its bytes after the first.
+TEST(VocabTrie, RestKindsAreTheKindsOfEachTokensBytesAfterItsFirst) {
+  for (unsigned b = 0; b < 256; ++b) {
+    const uint32_t k = Vocabulary::byte_kind(static_cast<uint8_t>(b));
+    ASSERT_EQ(k & (k - 1), 0u) << b;  // one kind each
+    ASSERT_NE(k, 0u) << b;
+  }
+  auto same = [](char a, char b) {
+    return Vocabulary::byte_kind(static_cast<uint8_t>(a)) == Vocabulary::byte_kind(static_cast<uint8_t>(b));
+  };
+  EXPECT_TRUE(same('a', 'f'));
+  EXPECT_FALSE(same('f', 'g'));
+  EXPECT_TRUE(same('g', 'z'));
+  EXPECT_TRUE(same('0', '9'));
+  EXPECT_FALSE(same('9', 'A'));
+  EXPECT_FALSE(same('_', '-'));
+  EXPECT_FALSE(same('"', '\\'));
+  EXPECT_FALSE(same('\x7f', '~'));
+  EXPECT_FALSE(same('\x80', '\xc2'));
+  for (const char* f : {"llama3-hf/tokenizer.json", "llama2/tokenizer.bin"}) {
+    SCOPED_TRACE(f);
+    const auto tok = load_tokenizer(test_data::shared(std::string("vocab/") + f).string());
+    const Vocabulary& v = tok->vocabulary();
+    const auto kinds = v.sorted_rest_kinds();
+    ASSERT_EQ(kinds.size(), v.sorted_text_tokens().size());
+    const uint32_t lower = Vocabulary::byte_kind('a') | Vocabulary::byte_kind('z');
+    size_t lower_rests = 0;
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      const std::string_view bytes = v.sorted_bytes(i);
+      uint32_t expected = 0;
+      for (size_t k = 1; k < bytes.size(); ++k) expected |= Vocabulary::byte_kind(static_cast<uint8_t>(bytes[k]));
+      ASSERT_EQ(kinds[i], expected) << i;
+      lower_rests += expected != 0 && (expected & ~lower) == 0;
+    }
+    EXPECT_GT(lower_rests, kinds.size() / 10);  // many tokens go on in lowercase letters only
+  }
+}
+
 TEST(VocabTrie, EveryVocabularyHasExactSubtrees) {
   for (const char* f : {"llama2/tokenizer.bin", "qwen3-hf/tokenizer.json", "gpt2/encoder.json"}) {
     SCOPED_TRACE(f);
