@@ -3,6 +3,7 @@
 // segments of their tokens of at most 8 bytes, and walk the longer ones. Every mask is
 // checked against brute force on Llama 3 (whose tokens of 9 to 16 bytes are the ones the
 // shorter cut leaves to walk).
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,44 +18,56 @@ namespace {
 
 using namespace test_walks;
 
-// Path segments of up to 16 characters (the stress corpus's long patterns), whose positions
-// share the shorter cut's segments; and dotted groups of up to 10 after a group of up to
-// 12, where most positions find their short tokens under the longer cut already (a group's
-// positions read alike across groups), for the masks of both. Walks start at the first
-// position of a group, deep inside one, and after a few groups, and go forward, so they
-// meet positions at every distance from a group's bound.
-TEST(MaskCut, CountedRepeatPositionsShareShortTokensAndEqualBruteForceOnLlama3) {
-  static_assert(mask::kMidTokenBytes == 8 && mask::kShortTokenBytes == 16);
+// Schemas and the texts their random walks start from (a walk meets positions at every
+// distance from a repeat's bound when it starts at a group's first position, deep inside
+// one, and after a few groups).
+struct Case {
+  const char* schema;
+  std::vector<std::string> starts;
+};
+
+// Two random walks from each start of each case, every mask checked against brute force
+// on Llama 3; `after` sees each case's cache. The number of masks checked.
+size_t check_cases(const std::vector<Case>& cases, uint32_t seed,
+                   const std::function<void(const Case&, const TokenMaskCache&)>& after) {
   const auto tok = llama3_tokenizer();
   const auto vocab = tok->shared_vocabulary();
-  std::mt19937 rng(1616);
+  std::mt19937 rng(seed);
   JsonSchemaOptions o;
-  struct Case {
-    const char* schema;
-    std::vector<std::string> starts;
-    bool shares_mid_segments;
-  };
-  const std::vector<Case> cases = {
-      {R"({"type":"string","pattern":"^(/[A-Za-z_][A-Za-z0-9_]{0,15}){0,6}$"})",
-       {"\"/", "\"/abcdefghij", "\"/ab/cd_e/", "\"/X"}, true},
-      {R"({"type":"string","pattern":"^[a-z]{1,12}(\\.[a-z0-9]{1,10}){0,4}$"})", {"\"a", "\"abc.de", "\"ab.c1.d2."}, false},
-  };
-  size_t masks = 0, mid_segments = 0;
-  for (const auto& [schema, starts, shares_mid_segments] : cases) {
-    SCOPED_TRACE(schema);
-    const auto g = schema_automaton(schema, o);
+  size_t masks = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.schema);
+    const auto g = schema_automaton(c.schema, o);
     auto cache = std::make_shared<TokenMaskCache>(g, vocab);
-    for (const std::string& start : starts) {
+    for (const std::string& start : c.starts) {
       SCOPED_TRACE(start);
       for (int walk = 0; walk < 2; ++walk) {
         masks += check_random_walk(g, vocab, rng, 8, cache, false, tok->encode_continuation(start));
       }
     }
-    if (shares_mid_segments) {
-      EXPECT_GT(cache->stats().mid_segments, 0u);
-    }
-    mid_segments += cache->stats().mid_segments;
+    after(c, *cache);
   }
+  return masks;
+}
+
+// Path segments of up to 16 characters (the stress corpus's long patterns), whose positions
+// share the shorter cut's segments; and dotted groups of up to 10 after a group of up to
+// 12, where most positions find their short tokens under the longer cut already (a group's
+// positions read alike across groups), for the masks of both.
+TEST(MaskCut, CountedRepeatPositionsShareShortTokensAndEqualBruteForceOnLlama3) {
+  static_assert(mask::kMidTokenBytes == 8 && mask::kShortTokenBytes == 16);
+  const std::vector<Case> cases = {
+      {R"({"type":"string","pattern":"^(/[A-Za-z_][A-Za-z0-9_]{0,15}){0,6}$"})",
+       {"\"/", "\"/abcdefghij", "\"/ab/cd_e/", "\"/X"}},
+      {R"({"type":"string","pattern":"^[a-z]{1,12}(\\.[a-z0-9]{1,10}){0,4}$"})", {"\"a", "\"abc.de", "\"ab.c1.d2."}},
+  };
+  size_t mid_segments = 0;
+  const size_t masks = check_cases(cases, 1616, [&](const Case& c, const TokenMaskCache& cache) {
+    if (&c == &cases[0]) {
+      EXPECT_GT(cache.stats().mid_segments, 0u);
+    }
+    mid_segments += cache.stats().mid_segments;
+  });
   std::printf("[ property ] counted repeats on llama3: %zu masks equal to brute force, %zu segments under the shorter cut\n",
               masks, mid_segments);
   EXPECT_GT(masks, 80u);
@@ -67,14 +80,6 @@ TEST(MaskCut, CountedRepeatPositionsShareShortTokensAndEqualBruteForceOnLlama3) 
 // bounds shorter and longer than tokens, a loop, and classes beside a call (a string's
 // escapes) are all checked against brute force on Llama 3.
 TEST(MaskCut, TokensReadWholeAlongClassRunsEqualBruteForceOnLlama3) {
-  const auto tok = llama3_tokenizer();
-  const auto vocab = tok->shared_vocabulary();
-  std::mt19937 rng(1617);
-  JsonSchemaOptions o;
-  struct Case {
-    const char* schema;
-    std::vector<std::string> starts;
-  };
   const std::vector<Case> cases = {
       {R"({"type":"string","pattern":"^[A-Za-z0-9_]{0,15}(-[A-Za-z0-9_]{1,3}){0,3}$"})", {"\"", "\"abcdefghijkl", "\"a-b"}},
       {R"({"type":"string","pattern":"^[a-m0-4]{1,9}[n-z]{0,2}$"})", {"\"", "\"abc", "\"ab12lm"}},
@@ -83,19 +88,9 @@ TEST(MaskCut, TokensReadWholeAlongClassRunsEqualBruteForceOnLlama3) {
       {R"({"type":"string","pattern":"^[à-ÿ]{0,4}[a-z]{0,3}$"})", {"\"", "\"é"}},
       {R"({"type":"string","maxLength":12})", {"\"", "\"abcdefgh"}},
   };
-  size_t masks = 0, run_tokens = 0;
-  for (const auto& [schema, starts] : cases) {
-    SCOPED_TRACE(schema);
-    const auto g = schema_automaton(schema, o);
-    auto cache = std::make_shared<TokenMaskCache>(g, vocab);
-    for (const std::string& start : starts) {
-      SCOPED_TRACE(start);
-      for (int walk = 0; walk < 2; ++walk) {
-        masks += check_random_walk(g, vocab, rng, 8, cache, false, tok->encode_continuation(start));
-      }
-    }
-    run_tokens += cache->stats().run_tokens;
-  }
+  size_t run_tokens = 0;
+  const size_t masks =
+      check_cases(cases, 1617, [&](const Case&, const TokenMaskCache& cache) { run_tokens += cache.stats().run_tokens; });
   std::printf("[ property ] class runs on llama3: %zu masks equal to brute force, %zu tokens read whole along runs\n",
               masks, run_tokens);
   EXPECT_GT(masks, 60u);
