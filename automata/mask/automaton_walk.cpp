@@ -4,7 +4,6 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -300,7 +299,7 @@ class AutomatonWalk {
   static constexpr size_t kRunMinTokens = 16;
   const mask::UniformRun& uniform_run(uint32_t s1) {
     auto it = std::find_if(runs_.begin(), runs_.end(), [&](const auto& r) { return r.first == s1; });
-    if (it == runs_.end()) it = runs_.insert(runs_.end(), {s1, mask::uniform_run(tables_, class_kinds_, s1, mask::kShortTokenBytes)});
+    if (it == runs_.end()) it = runs_.insert(runs_.end(), {s1, mask::uniform_run(tables_, s1, mask::kShortTokenBytes)});
     return it->second;
   }
 
@@ -576,7 +575,6 @@ class AutomatonWalk {
   std::vector<Row> rows_[4];  // by kind, by successor
   std::vector<Successor> successors_;
   std::vector<std::pair<uint32_t, mask::UniformRun>> runs_;  // by successor
-  std::optional<mask::ClassKinds> class_kinds_;  // made by the first run of more than one byte
   size_t run_tokens_ = 0;         // read whole along a run (Stats::run_tokens)
   size_t complement_tokens_ = 0;  // tokens of the segments stored as complements
 };

@@ -69,47 +69,37 @@ const uint32_t* ClassTables::build(uint32_t q) {
   return table_of_[q - base_] = row;
 }
 
-ClassKinds::ClassKinds(const ClassTables& tables) {
-  for (unsigned b = 0; b < 256; ++b) kinds[tables.class_of(static_cast<uint8_t>(b))] |= Vocabulary::byte_kind(static_cast<uint8_t>(b));
-}
-
-UniformRun uniform_run(ClassTables& tables, std::optional<ClassKinds>& class_kinds, uint32_t s1, size_t max_length) {
+UniformRun uniform_run(ClassTables& tables, uint32_t s1, size_t max_length) {
   UniformRun run;
-  const ByteClasses& classes = tables.classes();
-  const uint32_t n = classes.count;
-  // The target s1 sends the most bytes to: a row has a few distinct entries.
   const uint32_t* row = tables.row(s1);
+  // The target s1 sends the most bytes to: a row has a few distinct targets.
   std::array<uint32_t, 256> target, bytes;  // the first `targets` entries
   uint32_t targets = 0;
-  for (uint32_t c = 0; c < n; ++c) {
-    if (row[c] >= ClassTables::kCall) continue;
+  for (unsigned b = 0; b < 256; ++b) {
+    const uint32_t e = row[tables.class_of(static_cast<uint8_t>(b))];
+    if (e >= ClassTables::kCall) continue;
     uint32_t t = 0;
-    while (t < targets && target[t] != row[c]) ++t;
-    if (t == targets) target[targets] = row[c], bytes[targets++] = 0;
-    // Classes are runs of bytes numbered in byte order.
-    bytes[t] += static_cast<uint32_t>(std::upper_bound(classes.of.begin(), classes.of.end(), c) -
-                                      std::lower_bound(classes.of.begin(), classes.of.end(), c));
+    while (t < targets && target[t] != e) ++t;
+    if (t == targets) target[targets] = e, bytes[targets++] = 0;
+    ++bytes[t];
   }
   if (targets == 0) return run;
   const size_t top = static_cast<size_t>(std::max_element(bytes.begin(), bytes.begin() + targets) - bytes.begin());
   // One byte (a key's next letter) holds no kind but its own, which a run of it seldom meets.
   if (bytes[top] < 2) return run;
   const uint32_t best = target[top];
-  if (!class_kinds) class_kinds.emplace(tables);
-  const ClassKinds& kinds = *class_kinds;
-  // C's classes, and the kinds of bytes C holds whole.
-  std::array<uint32_t, 256> in_c;  // the first `size` entries
-  uint32_t size = 0, partly = 0;
-  for (uint32_t c = 0; c < n; ++c) {
-    if (row[c] == best) {
-      in_c[size++] = c;
-      run.kinds |= kinds.kinds[c];
-    } else {
-      partly |= kinds.kinds[c];
-    }
+  // The kinds of bytes C holds whole.
+  uint32_t partly = 0;
+  for (unsigned b = 0; b < 256; ++b) {
+    (row[tables.class_of(static_cast<uint8_t>(b))] == best ? run.kinds : partly) |= Vocabulary::byte_kind(static_cast<uint8_t>(b));
   }
   run.kinds &= ~partly;
   if (run.kinds == 0) return run;
+  std::array<uint32_t, 256> in_c;  // C's classes: the first `size` entries
+  uint32_t size = 0;
+  for (uint32_t c = 0; c < tables.classes().count; ++c) {
+    if (row[c] == best) in_c[size++] = c;
+  }
   for (uint32_t s = s1; run.length < max_length; ++run.length) {
     const uint32_t* r = tables.row(s);
     const uint32_t e = r[in_c[0]];

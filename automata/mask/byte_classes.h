@@ -7,7 +7,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "automata/grammar_automaton.h"
@@ -74,12 +73,6 @@ struct UniformRun {
   uint32_t kinds = 0;
   size_t length = 0;
 };
-// By class of a rule: the kinds of its bytes (made once per walk that finds a run of more
-// than one byte, not per rule: most rules are walked without).
-struct ClassKinds {
-  std::array<uint32_t, 256> kinds{};
-  explicit ClassKinds(const ClassTables& tables);
-};
-UniformRun uniform_run(ClassTables& tables, std::optional<ClassKinds>& kinds, uint32_t s1, size_t max_length);
+UniformRun uniform_run(ClassTables& tables, uint32_t s1, size_t max_length);
 
 }  // namespace lockstep::mask
