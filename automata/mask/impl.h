@@ -137,6 +137,7 @@ struct TokenMaskCache::Impl {
   std::string network_bfs(uint32_t state) const;
   const std::pair<uint64_t, uint64_t>* rule_hash(uint32_t rule) const;
   const std::pair<uint64_t, uint64_t>* rule_hash_within(uint32_t rule, size_t& budget, bool& over) const;
+  const std::pair<uint64_t, uint64_t>* recursive_rule_hash(uint32_t rule) const;
   std::pair<uint64_t, uint64_t> hash_within_rule(uint32_t start, uint32_t tag) const;
   // A 128-bit digest of rule_automaton_key(rule), made once per rule: what stands for the
   // automaton in the key of a state without a signature.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -231,6 +232,73 @@ TEST(MaskCache, LargeNetworksAreWalkedWithoutASharedKey) {
       ASSERT_EQ(m1.accepted.contains(id), m2.accepted.contains(id)) << words << " " << id;
     }
   }
+}
+
+// A rule that calls itself is named, where it is called, by the network numbered from its
+// start, so its callers get a structural hash and sign a state by their own rule alone: the
+// start of a rule of 600 random words, each followed by a call of a small recursive `v`,
+// reaches more than 1,024 states, which numbered as one graph had no signature. A second
+// compilation of the grammar shares its start's mask; a grammar whose `v` reads another
+// digit shares neither that mask nor the one after a word, which reads `v`'s first bytes.
+TEST(MaskCache, CallersOfRecursiveRulesAreSharedByTheirOwnRule) {
+  std::vector<std::string> tokens{"1", "2", "[", "]"};
+  for (char a = 'a'; a <= 'z'; ++a) {
+    for (char b = 'a'; b <= 'z'; ++b) {
+      tokens.push_back({a, b});
+      for (char c = 'a'; c <= 'h'; ++c) tokens.push_back({a, b, c});
+    }
+  }
+  const auto vocab = small_vocab(tokens);
+  ASSERT_GT(vocab->size(), 4096u);
+  std::mt19937 rng(61);
+  std::vector<std::string> words;
+  std::string alternatives;
+  for (int i = 0; i < 600; ++i) {
+    std::string w;
+    for (int k = 0; k < 6; ++k) w.push_back(static_cast<char>('a' + rng() % 26));
+    alternatives += (i ? " | \"" : "\"") + w + "\" v";
+    words.push_back(w);
+  }
+  auto grammar = [&](char digit) {
+    return "root ::= " + alternatives + "\nv ::= \"" + digit + "\" | \"[\" v \"]\"\n";
+  };
+  CompileLimits no_inlining;
+  no_inlining.inline_rules = false;
+  const auto g1 = GrammarAutomaton::compile(parse_gbnf(grammar('1')), no_inlining);
+  const auto g2 = GrammarAutomaton::compile(parse_gbnf(grammar('1')), no_inlining);
+  const auto g3 = GrammarAutomaton::compile(parse_gbnf(grammar('2')), no_inlining);
+  ASSERT_GT(g1->rule_end(g1->root_rule()) - g1->rule_start(g1->root_rule()), 1024u);
+  // The state after the first word, where root calls v.
+  auto after_word = [&](const GrammarAutomaton& g) {
+    uint32_t s = g.rule_start(g.root_rule());
+    for (const char ch : words[0]) {
+      const auto b = static_cast<uint8_t>(ch);
+      for (const auto& e : g.byte_edges(s)) {
+        if (e.lo <= b && b <= e.hi) s = e.target;
+      }
+    }
+    EXPECT_FALSE(g.rule_edges(s).empty());
+    return s;
+  };
+  TokenMaskCache first(g1, vocab), second(g2, vocab), other(g3, vocab);
+  const StateMask& m1 = first.get(g1->rule_start(g1->root_rule()));
+  const StateMask& m2 = second.get(g2->rule_start(g2->root_rule()));
+  EXPECT_EQ(second.stats().shared, 1u);
+  EXPECT_EQ(second.stats().computations, 0u);
+  EXPECT_GT(m1.accepted.size(), 0u);
+  for (int32_t id = 0; id < static_cast<int32_t>(vocab->size()); ++id) {
+    ASSERT_EQ(m1.accepted.contains(id), m2.accepted.contains(id)) << id;
+  }
+  other.get(g3->rule_start(g3->root_rule()));
+  EXPECT_EQ(other.stats().shared, 0u);
+  EXPECT_EQ(other.stats().computations, 1u);
+  const StateMask& w1 = first.get(after_word(*g1));
+  const StateMask& w3 = other.get(after_word(*g3));
+  EXPECT_EQ(other.stats().shared, 0u);
+  const auto id_of = [&](const std::string& t) { return static_cast<int32_t>(std::find(tokens.begin(), tokens.end(), t) - tokens.begin()) + 1; };  // after </s>
+  EXPECT_TRUE(w1.accepted.contains(id_of("1")) && !w1.accepted.contains(id_of("2")));
+  EXPECT_TRUE(w3.accepted.contains(id_of("2")) && !w3.accepted.contains(id_of("1")));
+  EXPECT_TRUE(w1.accepted.contains(id_of("[")) && w3.accepted.contains(id_of("[")));
 }
 
 TEST(AutomatonBuilder, CachedRuleAutomataAreRenamedToTheGrammarsRules) {
