@@ -56,8 +56,9 @@ SharedSegments& SharedSegments::instance() {
 }
 
 std::shared_ptr<SharedSegments::Row> SharedSegments::row(const std::string& signature) {
+  const size_t shard = std::hash<std::string>{}(signature) % kShards;
   std::lock_guard lock(mutex_);
-  auto& slot = map_[signature];
+  auto& slot = maps_[shard][signature];
   if (!slot) slot = std::make_shared<Row>();
   return slot;
 }
@@ -77,7 +78,7 @@ std::shared_ptr<const Segment> SharedSegments::get(const Row& row, uint8_t byte)
 void SharedSegments::put(Row& row, uint8_t byte, std::shared_ptr<const Segment> segment, size_t entries) {
   std::lock_guard lock(mutex_);
   if (entries_ + entries > kMaxEntries) {
-    map_.clear();  // rows still held by walks stay valid, detached
+    for (auto& map : maps_) map.clear();  // rows still held by walks stay valid, detached
     loop_sets_.clear();
     loop_shapes_.clear();
     entries_ = 0;
