@@ -201,6 +201,10 @@ struct TokenMaskCache::Impl {
   mutable std::vector<uint64_t> canonical_index_;  // per state: stamp << 32 | index
   mutable std::vector<uint32_t> canonical_order_;
   mutable uint64_t canonical_stamps_ = 0;
+  // hash_callees_within()'s states seen, per state the stamp of the call that saw it (its
+  // own scratch: the rule_hash() calls it makes use the numbering's).
+  mutable std::vector<uint32_t> callee_scan_seen_;
+  mutable uint32_t callee_scan_stamp_ = 0;
   mutable std::mutex byte_classes_mutex_;
   mutable std::unordered_map<uint32_t, std::unique_ptr<const mask::ByteClasses>> byte_classes_;
   // continued()'s masks by (mask class, next rule), continuable()'s answers by state.

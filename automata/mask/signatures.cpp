@@ -6,7 +6,6 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -410,12 +409,21 @@ bool TokenMaskCache::Impl::numbered_signature(uint32_t q, uint32_t frontier, uin
 
 bool TokenMaskCache::Impl::hash_callees_within(uint32_t q, uint32_t frontier, size_t max_states) const {
   const GrammarAutomaton& g = *grammar_;
-  // The states numbered_signature() visits, breadth-first by the same levels, in plain
-  // containers (rule_hash() uses the numbering's scratch).
+  // The states numbered_signature() visits, breadth-first by the same levels, marked in a
+  // scratch of their own (rule_hash() uses the numbering's): a hash set of them was a tenth
+  // of a long pattern's first mask.
+  if (callee_scan_seen_.size() != g.num_states() || callee_scan_stamp_ == UINT32_MAX) {
+    callee_scan_seen_.assign(g.num_states(), 0);
+    callee_scan_stamp_ = 0;
+  }
+  const uint32_t stamp = ++callee_scan_stamp_;
   std::vector<uint32_t> order{q};
-  std::unordered_set<uint32_t> seen{q};
+  callee_scan_seen_[q] = stamp;
   auto visit = [&](uint32_t s) {
-    if (seen.insert(s).second) order.push_back(s);
+    if (callee_scan_seen_[s] != stamp) {
+      callee_scan_seen_[s] = stamp;
+      order.push_back(s);
+    }
   };
   uint32_t level = 0;
   size_t level_end = 1;
