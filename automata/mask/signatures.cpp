@@ -26,6 +26,10 @@ namespace {
 constexpr size_t kMaxSignatureStates = 2048;
 // States a signature cut at mask::kMidTokenBytes covers (see short_signature()).
 constexpr size_t kMaxMidCutStates = 256;
+// States a signature cut at mask::kShortTokenBytes covers: a bounded string's position
+// reaches fewer than 256 within the cut; past 512 it is a trie of hundreds of names (the 26
+// letters after a 2,000-word alternation numbered 500-2,000 each, a fifth of that mask).
+constexpr size_t kMaxShortCutStates = 512;
 
 // States acyclic_hash() hashes in one call at most (those of a pattern of a few thousand
 // names, a bounded string of ~500 code points): a mask pays at most this for its key.
@@ -186,8 +190,9 @@ const std::string& TokenMaskCache::Impl::short_signature(uint32_t q, uint32_t cu
     std::string sig;
     // The shorter cut serves the positions of a counted repeat (a few dozen states within
     // reach); past kMaxMidCutStates (a key trie of hundreds of names) it would cost more than
-    // the walks it could save, and no other state would read alike.
-    const size_t max_states = cut_bytes < mask::kShortTokenBytes ? kMaxMidCutStates : kMaxSignatureStates;
+    // the walks it could save, and no other state would read alike. So would the longer cut
+    // past kMaxShortCutStates.
+    const size_t max_states = cut_bytes < mask::kShortTokenBytes ? kMaxMidCutStates : kMaxShortCutStates;
     const bool cut = numbered_signature(q, cut_bytes - 1, 0x5100 | cut_bytes, sig, max_states);
     if (!sig.empty()) it->second = (cut ? "T" : "C") + sig;
   }
