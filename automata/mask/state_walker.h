@@ -16,22 +16,28 @@
 namespace lockstep::mask {
 
 // The trie walk for one state. A path (the bytes of a token prefix) is followed in one of
-// two modes. Stack mode: while the grammar is deterministic along the path (at each byte at
-// most one way to go, as JSON and most grammars are), the parse is one stack of automaton
-// states — the seed's rule at the bottom, a sub-rule entered through a rule edge above the
-// state it returns to — kept as nodes of a parent-linked arena, one top node per depth.
-// Earley mode: from the first byte with several ways to go, an Earley parser in boundary
-// mode (seeded with the seed state and replaying the path) carries the path; it is left
-// when the walk backs out above that depth. Both record the depths at which the seed's rule
-// can complete (boundaries).
+// two modes. Stack mode: the parse is a few stacks of automaton states — the seed's rule at
+// the bottom, a sub-rule entered through a rule edge above the state it returns to — kept as
+// nodes of a parent-linked arena, the top nodes of each depth listed. Along a path where the
+// grammar is deterministic (at each byte at most one way to go, as JSON and most grammars
+// are) there is one stack; where a byte has several ways to go (the members of an object
+// that also admits other keys both start with a quote) each is a stack of its own, up to
+// kMaxStacks distinct ones (the set of a generalized LR parse, Tomita 1985). Earley mode:
+// from a byte that would pass kMaxStacks, or enter more than kMaxEnter rules (nullable or
+// left-recursive ones), an Earley parser in boundary mode (seeded with the seed state and
+// replaying the path) carries the path; it is left when the walk backs out above that
+// depth. Both record the depths at which the seed's rule can complete (boundaries): in
+// stack mode, where one of the stacks can complete down to the seed.
 class StateWalker {
  public:
   StateWalker(const GrammarAutomaton& g, ParserLimits limits, uint32_t seed, size_t max_depth,
               bool skip_seed_rules)
       : g_(g), limits_(limits), seed_(seed), skip_seed_rules_(skip_seed_rules), buffers_(take_buffers()),
-        nodes_(buffers_->nodes), top_(buffers_->top), arena_(buffers_->arena), bytes_(buffers_->bytes),
+        nodes_(buffers_->nodes), stacks_(buffers_->stacks), lo_(buffers_->lo), hi_(buffers_->hi),
+        arena_(buffers_->arena), bytes_(buffers_->bytes),
         boundaries_(buffers_->boundaries), next_(buffers_->next), next_known_(buffers_->next_known) {
-    top_.assign(max_depth + 2, 0);
+    lo_.assign(max_depth + 2, 0);
+    hi_.assign(max_depth + 2, 0);
     arena_.assign(max_depth + 2, 0);
     bytes_.assign(max_depth + 2, 0);
     boundaries_.assign(max_depth + 2, 0);
@@ -39,7 +45,9 @@ class StateWalker {
     nodes_.clear();
     nodes_.reserve(4 * max_depth + 16);
     nodes_.push_back({seed, kNone, g.is_final(seed)});
-    top_[0] = 0;
+    stacks_.assign(1, 0);
+    lo_[0] = 0;
+    hi_[0] = 1;
     arena_[0] = 1;
     boundaries_[0] = 0;  // a completion before any byte is the context's business
   }
@@ -48,6 +56,10 @@ class StateWalker {
   StateWalker& operator=(const StateWalker&) = delete;
 
   size_t depth() const { return depth_; }
+  /// Whether the Earley parser carries the path (else stack mode), and the stacks of the
+  /// current depth in stack mode.
+  bool in_earley_mode() const { return earley_from_ != kNone; }
+  size_t stacks() const { return earley_from_ != kNone ? 0 : hi_[depth_] - lo_[depth_]; }
   /// Boundaries (completions of the seed's rule) at depths 1..d of the current path.
   uint32_t boundaries_upto(size_t d) const { return boundaries_[d]; }
   bool boundary_at(size_t d) const { return boundaries_[d] != boundaries_[d - 1]; }
@@ -62,8 +74,12 @@ class StateWalker {
       if (next_.size() < next_known_.size()) next_.resize(next_known_.size());  // most walks never need it
       GrammarAutomaton::ByteSet& out = next_[depth_];
       out = {};
-      const uint32_t n = top_[depth_];
-      known = readable(nodes_[n].state, nodes_[n].parent, n == 0 && skip_seed_rules_, 0, out) ? 1 : 2;
+      bool all_known = true;
+      for (uint32_t k = lo_[depth_]; k < hi_[depth_] && all_known; ++k) {
+        const uint32_t n = stacks_[k];
+        all_known = readable(nodes_[n].state, nodes_[n].parent, n == 0 && skip_seed_rules_, 0, out);
+      }
+      known = all_known ? 1 : 2;
     }
     return known == 1 ? &next_[depth_] : nullptr;
   }
@@ -84,33 +100,38 @@ class StateWalker {
 
   bool advance(uint8_t byte) {
     if (earley_from_ == kNone) {
-      const uint32_t n = top_[depth_];
+      const uint32_t lo = lo_[depth_], hi = hi_[depth_];
+      const uint32_t n = stacks_[lo];
       const Node node = nodes_[n];
-      uint32_t next;
-      if ((n == 0 && skip_seed_rules_) ||
-          (g_.rule_edges(node.state).empty() &&
-           (node.parent == kNone || !g_.is_final(node.state) || !return_can_read(node.parent, byte)))) {
-        // One frame that can only read a byte (returning from it cannot): a plain DFA step.
+      if (hi - lo == 1 &&
+          ((n == 0 && skip_seed_rules_) ||
+           (g_.rule_edges(node.state).empty() &&
+            (node.parent == kNone || !g_.is_final(node.state) || !return_can_read(node.parent, byte))))) {
+        // One stack whose top frame can only read a byte (returning from it cannot): a plain
+        // DFA step.
         const uint32_t target = byte_target(node.state, byte);
         if (target == kNone) return false;
-        next = push(target, node.parent);
-      } else {
-        moves_.clear();
-        ambiguous_ = false;
-        step(n, byte, 0);
-        if (moves_.empty() && !ambiguous_) {
-          truncate(arena_[depth_]);
-          return false;
-        }
-        if (ambiguous_) return start_earley(byte);
-        next = moves_[0];
+        const uint32_t next = push(target, node.parent);
+        stacks_.resize(hi);
+        stacks_.push_back(next);
+        enter_depth(byte, nodes_[next].all_final);
+        return true;
       }
-      ++depth_;
-      next_known_[depth_] = 0;
-      top_[depth_] = next;
-      arena_[depth_] = static_cast<uint32_t>(nodes_.size());
-      bytes_[depth_] = byte;
-      boundaries_[depth_] = boundaries_[depth_ - 1] + (nodes_[next].all_final ? 1 : 0);
+      moves_.clear();
+      overflow_ = false;
+      for (uint32_t k = lo; k < hi && !overflow_; ++k) step(stacks_[k], byte, 0);
+      if (overflow_) return start_earley(byte);
+      if (moves_.empty()) {
+        truncate(arena_[depth_]);
+        return false;
+      }
+      stacks_.resize(hi);
+      bool final = false;
+      for (const uint32_t m : moves_) {
+        stacks_.push_back(m);
+        final = final || nodes_[m].all_final;
+      }
+      enter_depth(byte, final);
       return true;
     }
     if (!parser_->advance(byte)) return false;
@@ -123,6 +144,7 @@ class StateWalker {
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
   static constexpr int kMaxEnter = 32;  // nested rule entries within one byte step
+  static constexpr size_t kMaxStacks = 8;  // distinct stacks in stack mode
   struct Node {
     uint32_t state;
     uint32_t parent;  // the node to return to when this frame's rule completes
@@ -134,7 +156,7 @@ class StateWalker {
   // which allocated its seven arrays.
   struct Buffers {
     std::vector<Node> nodes;
-    std::vector<uint32_t> top, arena, boundaries;
+    std::vector<uint32_t> stacks, lo, hi, arena, boundaries;
     std::vector<uint8_t> bytes, next_known;
     std::vector<GrammarAutomaton::ByteSet> next;
   };
@@ -148,6 +170,17 @@ class StateWalker {
     std::unique_ptr<Buffers> b = std::move(p.back());
     p.pop_back();
     return b;
+  }
+
+  // The path goes one byte deeper in stack mode: its stacks were appended to stacks_.
+  void enter_depth(uint8_t byte, bool final) {
+    ++depth_;
+    next_known_[depth_] = 0;
+    lo_[depth_] = hi_[depth_ - 1];
+    hi_[depth_] = static_cast<uint32_t>(stacks_.size());
+    arena_[depth_] = static_cast<uint32_t>(nodes_.size());
+    bytes_[depth_] = byte;
+    boundaries_[depth_] = boundaries_[depth_ - 1] + (final ? 1 : 0);
   }
 
   void truncate(size_t n) {
@@ -204,7 +237,7 @@ class StateWalker {
     return static_cast<uint32_t>(nodes_.size() - 1);
   }
 
-  // Several ways to go: the Earley parser takes over from here, replaying the path.
+  // Too many ways to go: the Earley parser takes over from here, replaying the path.
   bool start_earley(uint8_t byte) {
     truncate(arena_[depth_]);
     if (!parser_) {
@@ -226,14 +259,14 @@ class StateWalker {
   // Every way to read `byte` from the stack topped by node n: a byte edge, entering a
   // sub-rule through a rule edge, or (the frame's rule being final) returning to the parent.
   void step(uint32_t n, uint8_t byte, int entered) {
-    if (ambiguous_) return;
+    if (overflow_) return;
     const Node node = nodes_[n];
     const uint32_t target = byte_target(node.state, byte);
     if (target != kNone) add_move(push(target, node.parent));
     const auto rules = g_.rule_edges(node.state);
     if (!rules.empty() && !(n == 0 && skip_seed_rules_)) {
       if (entered >= kMaxEnter) {
-        ambiguous_ = true;
+        overflow_ = true;
         return;
       }
       for (const auto& r : rules) {
@@ -255,7 +288,7 @@ class StateWalker {
       if (same_stack(m, n)) return;
     }
     moves_.push_back(n);
-    if (moves_.size() > 1) ambiguous_ = true;
+    if (moves_.size() > kMaxStacks) overflow_ = true;
   }
 
   bool same_stack(uint32_t a, uint32_t b) const {
@@ -273,7 +306,9 @@ class StateWalker {
   bool skip_seed_rules_;
   std::unique_ptr<Buffers> buffers_;  // the arrays below, returned to pool() at the end
   std::vector<Node>& nodes_;
-  std::vector<uint32_t>& top_;         // stack mode: top node per depth
+  std::vector<uint32_t>& stacks_;      // stack mode: the top nodes of each depth's stacks,
+  std::vector<uint32_t>& lo_;          // stacks_[lo_[d], hi_[d]) at depth d
+  std::vector<uint32_t>& hi_;
   std::vector<uint32_t>& arena_;       // stack mode: nodes_.size() after each depth
   std::vector<uint8_t>& bytes_;        // the path: bytes_[d] was read to reach depth d
   std::vector<uint32_t>& boundaries_;  // prefix counts of boundary depths
@@ -283,7 +318,7 @@ class StateWalker {
   GrammarAutomaton::ByteSet return_set_{};
   bool return_known_ = false;
   std::vector<uint32_t> moves_;
-  bool ambiguous_ = false;
+  bool overflow_ = false;  // past kMaxStacks stacks or kMaxEnter rule entries
   size_t depth_ = 0;
   size_t earley_from_ = kNone;  // depth from which the Earley parser carries the path
 };
