@@ -27,6 +27,18 @@ std::shared_ptr<const Vocabulary> small_vocab(std::vector<std::string> tokens) {
   return std::make_shared<Vocabulary>(tokens, kinds, std::vector<int32_t>{0});
 }
 
+// `first`, then every two-letter token and the three-letter ones ending in a to h: more than
+// 4,096 tokens, where network signatures are used.
+std::vector<std::string> letter_tokens(std::vector<std::string> first) {
+  for (char a = 'a'; a <= 'z'; ++a) {
+    for (char b = 'a'; b <= 'z'; ++b) {
+      first.push_back({a, b});
+      for (char c = 'a'; c <= 'h'; ++c) first.push_back({a, b, c});
+    }
+  }
+  return first;
+}
+
 // group_by_suffix against a plain reference (a map from suffix to its set of tokens): suffixes
 // sorted bytewise (sharing their first 8 bytes or not, one a prefix of another, with a zero
 // byte), each once, tokens ascending, a pair listed twice counted once, the distinct tokens
@@ -194,14 +206,7 @@ Grammar calls_in_order(bool a_first) {
 // signature is used): the second one's start state is shared when the network is small,
 // computed again when it is large.
 TEST(MaskCache, LargeNetworksAreWalkedWithoutASharedKey) {
-  std::vector<std::string> tokens;
-  for (char a = 'a'; a <= 'z'; ++a) {
-    for (char b = 'a'; b <= 'z'; ++b) {
-      tokens.push_back({a, b});
-      for (char c = 'a'; c <= 'h'; ++c) tokens.push_back({a, b, c});
-    }
-  }
-  const auto vocab = small_vocab(tokens);
+  const auto vocab = small_vocab(letter_tokens({}));
   ASSERT_GT(vocab->size(), 4096u);
   // root ::= w0 | w1 | ...; each wi one three-letter word, kept a rule of its own.
   auto grammar_of = [](int words) {
@@ -241,13 +246,7 @@ TEST(MaskCache, LargeNetworksAreWalkedWithoutASharedKey) {
 // compilation of the grammar shares its start's mask; a grammar whose `v` reads another
 // digit shares neither that mask nor the one after a word, which reads `v`'s first bytes.
 TEST(MaskCache, CallersOfRecursiveRulesAreSharedByTheirOwnRule) {
-  std::vector<std::string> tokens{"1", "2", "[", "]"};
-  for (char a = 'a'; a <= 'z'; ++a) {
-    for (char b = 'a'; b <= 'z'; ++b) {
-      tokens.push_back({a, b});
-      for (char c = 'a'; c <= 'h'; ++c) tokens.push_back({a, b, c});
-    }
-  }
+  const std::vector<std::string> tokens = letter_tokens({"1", "2", "[", "]"});
   const auto vocab = small_vocab(tokens);
   ASSERT_GT(vocab->size(), 4096u);
   std::mt19937 rng(61);
