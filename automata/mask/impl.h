@@ -135,6 +135,7 @@ struct TokenMaskCache::Impl {
   // or empty.
   std::string network_signature(uint32_t state) const;
   std::string network_bfs(uint32_t state) const;
+  bool network_digest(uint32_t state, std::pair<uint64_t, uint64_t>& out) const;
   const std::pair<uint64_t, uint64_t>* rule_hash(uint32_t rule) const;
   const std::pair<uint64_t, uint64_t>* rule_hash_within(uint32_t rule, size_t& budget, bool& over) const;
   const std::pair<uint64_t, uint64_t>* recursive_rule_hash(uint32_t rule) const;

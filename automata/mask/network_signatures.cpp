@@ -3,7 +3,6 @@
 // structural hashes of rules it names callees by (signatures.cpp has the automaton-rule
 // states' signatures).
 #include <cstdint>
-#include <cstring>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -42,8 +41,8 @@ std::string TokenMaskCache::Impl::network_signature(uint32_t q) const {
   std::lock_guard lock(canonical_mutex_);
   // When q's rule has a structural hash, so has every rule it calls (a recursive one by its
   // network): the network is q's own rule from q with each callee named by its hash, a walk
-  // of q's rule alone, however large the rules called. rule_hash() is memoized, so this test is O(1)
-  // after a rule's first state.
+  // of q's rule alone, however large the rules called. rule_hash() is memoized, so this test
+  // is O(1) after a rule's first state.
   std::string key;
   if (rule_hash(rule)) {
     const auto h = hash_within_rule(q, 0xD0);
@@ -119,25 +118,23 @@ const std::pair<uint64_t, uint64_t>* TokenMaskCache::Impl::rule_hash_within(uint
 }
 
 // A rule that calls itself (through its callees or not) is named by the network numbered
-// from its start as one graph (network_bfs()): everything a walk through one of its calls
+// from its start as one graph (network_digest()): everything a walk through one of its calls
 // can reach, so equal names still mean isomorphic call trees. Its callers then have a
 // structural hash and sign their states by their own rule alone: an object that admits
 // other properties calls the recursive JSON value, and each of its states was numbered
 // as one graph with that value's rules (up to 1,024 states, a fifth of the masks after a
 // comma in the alternatives of `dependentSchemas`). Null, as before, when the network passes
-// the bound. Requires canonical_mutex_.
+// the bound (network_digest()). Requires canonical_mutex_.
 const std::pair<uint64_t, uint64_t>* TokenMaskCache::Impl::recursive_rule_hash(uint32_t rule) const {
-  const std::string key = network_bfs(grammar_->rule_start(rule));
-  if (key.size() != 1 + 2 * sizeof(uint64_t)) {
+  std::pair<uint64_t, uint64_t> network;
+  if (!network_digest(grammar_->rule_start(rule), network)) {
     rule_hash_state_[rule] = mask::kHashNone;
     return nullptr;
   }
-  uint64_t words[2];
-  std::memcpy(words, key.data() + 1, sizeof words);
   Digest128 d;
-  d.mix(0xF0);
-  d.mix(words[0]);
-  d.mix(words[1]);
+  d.mix(0xF0);  // apart from the rule hashes of hash_within_rule()
+  d.mix(network.first);
+  d.mix(network.second);
   rule_hash_[rule] = d.value();
   rule_hash_state_[rule] = mask::kHashDone;
   return &rule_hash_[rule];
@@ -170,6 +167,16 @@ std::pair<uint64_t, uint64_t> TokenMaskCache::Impl::hash_within_rule(uint32_t st
 
 // The network of q numbered as one graph (for grammars with recursion): "R" and its hash,
 // or empty past kMaxNetworkStates states. Requires canonical_mutex_.
+std::string TokenMaskCache::Impl::network_bfs(uint32_t q) const {
+  std::pair<uint64_t, uint64_t> h;
+  if (!network_digest(q, h)) return {};
+  std::string key = "R";
+  key.append(reinterpret_cast<const char*>(&h.first), sizeof h.first);
+  key.append(reinterpret_cast<const char*>(&h.second), sizeof h.second);
+  return key;
+}
+
+// network_bfs()'s numbering, its hash into `out`; false past kMaxNetworkStates states.
 //
 // Every state of a rule is reachable from its start, so when a state's network is too large,
 // so is the start's, and so is the network of any state that calls the rule: the numbering
@@ -177,14 +184,14 @@ std::pair<uint64_t, uint64_t> TokenMaskCache::Impl::hash_within_rule(uint32_t st
 // after numbering 1,024 states (3 ms per file). Other states of a rule marked so mostly pass
 // the bound too (the alternatives of `dependentSchemas`: 99 numberings gave up in 28 rules
 // per file): they are counted first, without hashing, and hashed only when they fit.
-std::string TokenMaskCache::Impl::network_bfs(uint32_t q) const {
+bool TokenMaskCache::Impl::network_digest(uint32_t q, std::pair<uint64_t, uint64_t>& out) const {
   static constexpr size_t kMaxNetworkStates = 1024;
   const GrammarAutomaton& g = *grammar_;
   const uint32_t rule = g.rule_of(q);
   if (network_overflows_.size() != g.num_rules()) network_overflows_.assign(g.num_rules(), 0);
   auto give_up = [&] {
     network_overflows_[rule] = 1;
-    return std::string();
+    return false;
   };
   if (network_overflows_[rule]) {
     CanonicalNumbering count(canonical_index_, canonical_order_, canonical_stamps_, g.num_states(), q);
@@ -216,9 +223,8 @@ std::string TokenMaskCache::Impl::network_bfs(uint32_t q) const {
     }
     c.mix(0xC0);
   }
-  std::string key = "R";
-  c.append_hash(key);
-  return key;
+  out = c.hash();
+  return true;
 }
 
 }  // namespace lockstep
