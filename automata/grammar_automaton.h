@@ -116,6 +116,15 @@ class GrammarAutomaton {
       set[w] |= (~uint64_t{0} >> (63 - z)) & (~uint64_t{0} << a);
     }
   }
+  /// The smallest byte of `set` that is at least `from` (0..256), or 256 when there is none:
+  /// at most four word scans.
+  static unsigned next_byte(const ByteSet& set, unsigned from) {
+    for (unsigned w = from >> 6; w < 4; ++w) {
+      const uint64_t bits = w == (from >> 6) ? set[w] & (~uint64_t{0} << (from & 63)) : set[w];
+      if (bits != 0) return w * 64 + static_cast<unsigned>(std::countr_zero(bits));
+    }
+    return 256;
+  }
   /// The number of bytes in `set`.
   static unsigned byte_count(const ByteSet& set) {
     unsigned n = 0;

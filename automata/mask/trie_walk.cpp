@@ -59,41 +59,6 @@ void TokenMaskCache::Impl::walk_vocabulary(uint32_t state, bool skip_seed_rules,
   GrammarAutomaton::ByteSet first{};
   const bool first_known = first_bytes(state, skip_seed_rules, first);
 
-  // Within [i, end), tokens sharing their first c bytes with token i (which failed at byte
-  // c): the first whose byte at c is in `next` and above token i's, found by galloping, as a
-  // state reading a few bytes (whitespace, a quote, a key's letter) skips the ~200 children
-  // of a common prefix such as a space in a few steps instead of one step each.
-  auto next_readable = [&](size_t i, size_t end, size_t c, const GrammarAutomaton::ByteSet& next) {
-    auto byte_at = [&](size_t k) { return static_cast<uint8_t>(vocab.sorted_bytes(k)[c]); };
-    unsigned after = byte_at(i);
-    size_t lo = i + 1;
-    while (lo < end) {
-      unsigned want = after + 1;
-      while (want < 256 && !((next[want >> 6] >> (want & 63)) & 1)) ++want;
-      if (want == 256) return end;
-      // The first k in [lo, end) with byte_at(k) >= want.
-      size_t step = 1, hi = lo;
-      while (hi < end && byte_at(hi) < want) {
-        lo = hi + 1;
-        hi = lo + step;
-        step *= 2;
-      }
-      hi = std::min(hi, end);
-      while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (byte_at(mid) < want) {
-          lo = mid + 1;
-        } else {
-          hi = mid;
-        }
-      }
-      if (lo == end) return end;
-      after = byte_at(lo);
-      if ((next[after >> 6] >> (after & 63)) & 1) return lo;
-    }
-    return end;
-  };
-
   size_t dead = 0;  // length of a rejected prefix of the current path, or 0
   bool dead_uncertain = false;  // tokens with that prefix are uncertain
   auto walk_run = [&](size_t begin, size_t end) {
@@ -119,7 +84,8 @@ void TokenMaskCache::Impl::walk_vocabulary(uint32_t state, bool skip_seed_rules,
       } else if (const size_t c = w.depth(); w.boundaries_upto(c) == 0 && c > 0 && w.next_bytes() != nullptr) {
         // Rejected with no completion on the path, as is every token of this subtree whose
         // byte at c the path cannot read: go straight to the next one it can read.
-        i = next_readable(i, vocab.sorted_prefix_end(i, c), c, *w.next_bytes()) - 1;
+        i = mask::next_readable(i, vocab.sorted_prefix_end(i, c), *w.next_bytes(),
+                                [&](size_t k) { return static_cast<uint8_t>(vocab.sorted_bytes(k)[c]); }) - 1;
       } else {
         dead = w.depth() + 1;
         dead_uncertain = classify_failed(id, bytes, w.depth());
@@ -130,8 +96,8 @@ void TokenMaskCache::Impl::walk_vocabulary(uint32_t state, bool skip_seed_rules,
     walk_run(0, sorted.size());
     return;
   }
-  for (unsigned b = 0; b < 256; ++b) {
-    if ((first[b >> 6] >> (b & 63)) & 1) walk_run(vocab.sorted_first_byte_begin(b), vocab.sorted_first_byte_begin(b + 1));
+  for (unsigned b = GrammarAutomaton::next_byte(first, 0); b < 256; b = GrammarAutomaton::next_byte(first, b + 1)) {
+    walk_run(vocab.sorted_first_byte_begin(b), vocab.sorted_first_byte_begin(b + 1));
   }
 }
 

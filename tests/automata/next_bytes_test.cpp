@@ -109,5 +109,27 @@ TEST(NextBytes, QuotesAndJoins) {
   EXPECT_EQ(join_alternatives({"A", "B", "C"}), "A, B or C");
 }
 
+// ByteSet::next_byte (the word scans the mask walks' galloping search uses) finds the
+// smallest member at or above every starting byte, as a byte-by-byte scan does.
+TEST(NextBytes, NextByteIsTheSmallestMemberFromAByteOn) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    ByteSet s{};
+    const unsigned members = round % 9;  // empty, and sets around the 64-bit word boundaries
+    for (unsigned i = 0; i < members; ++i) {
+      const unsigned b = round % 3 == 0 ? 62 + rng() % 5 : rng() % 256;
+      s[b >> 6] |= uint64_t{1} << (b & 63);
+    }
+    if (round % 4 == 0) s[3] |= uint64_t{1} << 63;  // byte 255
+    for (unsigned from = 0; from <= 256; ++from) {
+      unsigned want = from;
+      while (want < 256 && !has(s, want)) ++want;
+      ASSERT_EQ(GrammarAutomaton::next_byte(s, from), want) << "round " << round << " from " << from;
+    }
+  }
+  EXPECT_EQ(GrammarAutomaton::next_byte(set_of({{'a', 'a'}}), 'b'), 256u);
+  EXPECT_EQ(GrammarAutomaton::next_byte(set_of({{'"', '"'}, {'v', 'v'}}), '#'), unsigned{'v'});
+}
+
 }  // namespace
 }  // namespace lockstep
