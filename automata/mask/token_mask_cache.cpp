@@ -352,36 +352,56 @@ bool TokenMaskCache::Impl::compose(uint32_t state, PartialMask& out) {
     StateWalker w(g, limits_, e.target, vocab.max_token_bytes(), false);
     const bool t_final = g.is_final(e.target);
     // A suffix whose first byte t cannot read fails there, and is uncertain only if t can
-    // complete the rule: otherwise the runs of such first bytes are skipped.
+    // complete the rule: otherwise only the runs of the first bytes t reads are walked, each
+    // found by binary search (a whitespace mask has the tens of thousands of words after a
+    // space as suffixes, and t after it reads a quote: 200 such states after `{"kind":` in an
+    // anyOf of 200 objects).
     const GrammarAutomaton::ByteSet* t_first = t_final ? nullptr : w.next_bytes();
-    for (size_t k = 0; k < sub.suffixes.size(); ++k) {
-      const std::string& sfx = sub.suffixes[k];
-      if (t_first != nullptr) {
-        const uint8_t b = static_cast<uint8_t>(sfx[0]);
-        if (!(((*t_first)[b >> 6] >> (b & 63)) & 1)) {
-          // The first suffix after the run of first byte b.
-          k = static_cast<size_t>(std::partition_point(sub.suffixes.begin() + static_cast<ptrdiff_t>(k), sub.suffixes.end(),
-                                                       [b](const std::string& x) { return static_cast<uint8_t>(x[0]) <= b; }) -
-                                  sub.suffixes.begin()) - 1;
-          w.back_to(0);
+    // The suffixes [lo, hi), which share their first byte or are all of them.
+    auto walk_suffixes = [&](size_t lo, size_t hi) {
+      for (size_t k = lo; k < hi; ++k) {
+        const std::string& sfx = sub.suffixes[k];
+        w.back_to(std::min<size_t>(w.depth(), sub.suffix_common[k]));
+        while (w.depth() < sfx.size() && w.advance(static_cast<uint8_t>(sfx[w.depth()]))) {
+        }
+        const auto tokens = sub.suffix_tokens(k);
+        if (w.depth() == sfx.size()) {
+          for (int32_t id : tokens) out.accept(id);
           continue;
         }
-      }
-      w.back_to(std::min<size_t>(w.depth(), sub.suffix_common[k]));
-      while (w.depth() < sfx.size() && w.advance(static_cast<uint8_t>(sfx[w.depth()]))) {
-      }
-      const auto tokens = sub.suffix_tokens(k);
-      if (w.depth() == sfx.size()) {
-        for (int32_t id : tokens) out.accept(id);
-        continue;
-      }
-      const size_t failed_at = w.depth();
-      for (size_t j = 0; j <= failed_at; ++j) {
-        const bool boundary = j == 0 ? t_final : w.boundary_at(j);
-        if (!boundary || !g.can_follow(rule, static_cast<uint8_t>(sfx[j]))) continue;
-        for (int32_t id : tokens) {
-          out.uncertain.emplace_back(id, static_cast<uint32_t>(vocab.token_bytes(id).size() - (sfx.size() - j)));
+        const size_t failed_at = w.depth();
+        if (!t_final && failed_at > 0 && w.boundaries_upto(failed_at) == 0 && w.next_bytes() != nullptr) {
+          // Rejected with no completion on the path, as is every suffix sharing its first
+          // failed_at bytes whose next byte the path cannot read: on to the next one it can.
+          const std::string_view prefix(sfx.data(), failed_at);
+          const size_t run_end = static_cast<size_t>(
+              std::partition_point(sub.suffixes.begin() + static_cast<ptrdiff_t>(k) + 1,
+                                   sub.suffixes.begin() + static_cast<ptrdiff_t>(hi),
+                                   [&](const std::string& x) { return x.starts_with(prefix); }) -
+              sub.suffixes.begin());
+          k = mask::next_readable(k, run_end, *w.next_bytes(),
+                                  [&](size_t x) { return static_cast<uint8_t>(sub.suffixes[x][failed_at]); }) - 1;
+          continue;
         }
+        for (size_t j = 0; j <= failed_at; ++j) {
+          const bool boundary = j == 0 ? t_final : w.boundary_at(j);
+          if (!boundary || !g.can_follow(rule, static_cast<uint8_t>(sfx[j]))) continue;
+          for (int32_t id : tokens) {
+            out.uncertain.emplace_back(id, static_cast<uint32_t>(vocab.token_bytes(id).size() - (sfx.size() - j)));
+          }
+        }
+      }
+    };
+    if (t_first == nullptr) {
+      walk_suffixes(0, sub.suffixes.size());
+    } else {
+      const auto first_below = [](const std::string& x, unsigned b) { return static_cast<uint8_t>(x[0]) < b; };
+      auto from = sub.suffixes.begin();
+      for (unsigned b = GrammarAutomaton::next_byte(*t_first, 0); b < 256; b = GrammarAutomaton::next_byte(*t_first, b + 1)) {
+        const auto lo = std::lower_bound(from, sub.suffixes.end(), b, first_below);
+        from = std::lower_bound(lo, sub.suffixes.end(), b + 1, first_below);
+        w.back_to(0);
+        walk_suffixes(static_cast<size_t>(lo - sub.suffixes.begin()), static_cast<size_t>(from - sub.suffixes.begin()));
       }
     }
     if (g.rule_nullable(e.rule)) walk_vocabulary(e.target, false, out);  // A skipped: read from t
