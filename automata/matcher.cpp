@@ -134,7 +134,10 @@ uint32_t EarleyMatcher::context_id(uint32_t rule, uint32_t origin, int depth) {
     }
     here.indexed = true;
   }
-  std::vector<std::pair<uint32_t, uint32_t>> pairs;  // (state, parent context), canonical order
+  // Sized once: a list is in use by every call further up (each deeper call takes the next).
+  if (context_pairs_.empty()) context_pairs_.resize(kMaxContextDepth + 1);
+  std::vector<std::pair<uint32_t, uint32_t>>& pairs = context_pairs_[static_cast<size_t>(depth)];
+  pairs.clear();  // (state, parent context), canonical order
   // One (state, parent) pair per item with an edge to `rule` (several such edges give the
   // same pair).
   auto visit = [&](const EarleyParser::Item& it) {
@@ -160,13 +163,13 @@ uint32_t EarleyMatcher::context_id(uint32_t rule, uint32_t origin, int depth) {
   }
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  std::vector<uint32_t> desc;
-  desc.reserve(pairs.size() * 2);
+  std::vector<uint32_t>& desc = context_desc_;
+  desc.clear();
   for (const auto& [s, p] : pairs) {
     desc.push_back(s);
     desc.push_back(p);
   }
-  const uint32_t id = cache_->configurations().intern(std::move(desc), memo_generation_);
+  const uint32_t id = cache_->configurations().intern(desc, memo_generation_);
   if (id == ConfigurationCache::kNone) return kNoContext;
   context_memo_[origin].set(rule, id);
   return id;

@@ -169,6 +169,11 @@ class EarleyMatcher {
     void set(uint32_t rule, uint32_t id);
   };
   std::vector<SetContexts> context_memo_;
+  // context_id()'s (state, parent context) pairs, one list per recursion depth, and the
+  // description it interns: kept from call to call (a configuration of a thousand member
+  // items asks for a thousand ids, each allocated twice before).
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> context_pairs_;
+  std::vector<uint32_t> context_desc_;
   uint64_t memo_generation_ = 0;  // the ConfigurationCache generation of context_memo_'s ids
   std::vector<EarleyParser::Item> kernel_;
   std::vector<uint32_t> key_;

@@ -6,7 +6,7 @@
 
 namespace lockstep {
 
-uint32_t ConfigurationCache::intern(std::vector<uint32_t> desc, uint64_t generation) {
+uint32_t ConfigurationCache::intern(std::span<const uint32_t> desc, uint64_t generation) {
   std::lock_guard lock(mutex_);
   if (generation != generation_.load(std::memory_order_relaxed)) return kNone;
   if (auto it = contexts_.find(desc); it != contexts_.end()) return it->second;
@@ -18,7 +18,7 @@ uint32_t ConfigurationCache::intern(std::vector<uint32_t> desc, uint64_t generat
     return kNone;
   }
   const uint32_t id = static_cast<uint32_t>(contexts_.size());
-  contexts_.emplace(std::move(desc), id);
+  contexts_.emplace(std::vector<uint32_t>(desc.begin(), desc.end()), id);
   return id;
 }
 
