@@ -450,12 +450,11 @@ bool TokenMaskCache::Impl::hash_callees_within(uint32_t q, uint32_t frontier, si
 }
 
 void TokenMaskCache::Impl::append_context(std::string& key, uint32_t rule) const {
-  const GrammarAutomaton& g = *grammar_;
-  for (unsigned b = 0; b < 256; b += 8) {
-    uint8_t bits = 0;
-    for (unsigned k = 0; k < 8; ++k) bits |= static_cast<uint8_t>(g.can_follow(rule, static_cast<uint8_t>(b + k)) << k);
-    key.push_back(static_cast<char>(bits));
-  }
+  // FOLLOW of the rule as its four words (keys stay in the process: the bytes' order within
+  // a word is the host's, the same for every key), not tested byte by byte (256 tests per
+  // key, a thirtieth of a mask that signs hundreds of states).
+  const GrammarAutomaton::ByteSet& follow = grammar_->rule_follow(rule);
+  key.append(reinterpret_cast<const char*>(follow.data()), sizeof follow);
   const uint64_t vocab = vocabulary_->id();
   key.append(reinterpret_cast<const char*>(&vocab), sizeof vocab);
 }
