@@ -112,6 +112,53 @@ TEST(StateWalker, TakesTheEarleyParserPastEightStacks) {
   EXPECT_EQ(w.stacks(), 1u);
 }
 
+// In Earley mode next_bytes() is known, and is exactly the bytes advance() takes: probed one
+// by one at each depth of a path, after backing out within the Earley depths and after a
+// failed byte (the vocabulary walk skips the tokens whose byte it lacks).
+TEST(StateWalker, NextBytesInEarleyModeAreTheBytesItAdvancesOn) {
+  std::string gbnf = "root ::= \"a\" (w0";
+  for (int i = 1; i < 9; ++i) gbnf += " | w" + std::to_string(i);
+  gbnf += ")\n";
+  for (int i = 0; i < 9; ++i) {  // after "x<i>": a letter up to the i-th after a, or "!"
+    gbnf += "w" + std::to_string(i) + " ::= \"x" + std::to_string(i) + "\" [a-" + std::string(1, static_cast<char>('a' + i)) +
+            "]? \"!\"\n";
+  }
+  const auto g = compile_rules(gbnf);
+  StateWalker w(*g, ParserLimits{}, g->rule_start(g->root_rule()), 16, false);
+  auto expect_exact = [&](const std::string& at) {
+    SCOPED_TRACE(at);
+    const GrammarAutomaton::ByteSet* next = w.next_bytes();
+    ASSERT_NE(next, nullptr);
+    const GrammarAutomaton::ByteSet shown = *next;  // the probes below overwrite deeper entries
+    const size_t d = w.depth();
+    size_t readable = 0;
+    for (unsigned b = 0; b < 256; ++b) {
+      const bool in = (shown[b >> 6] >> (b & 63)) & 1;
+      const bool takes = w.advance(static_cast<uint8_t>(b));
+      EXPECT_EQ(in, takes) << "byte " << b;
+      readable += takes ? 1 : 0;
+      w.back_to(d);
+      ASSERT_EQ(w.depth(), d);
+    }
+    EXPECT_GT(readable, 0u);
+  };
+  ASSERT_TRUE(walk(w, "ax"));
+  ASSERT_TRUE(w.in_earley_mode());
+  expect_exact("ax");  // the nine digits
+  ASSERT_TRUE(walk(w, "4"));
+  expect_exact("ax4");  // a to e, or !
+  EXPECT_FALSE(w.advance('z'));
+  expect_exact("ax4 after z");
+  ASSERT_TRUE(walk(w, "b"));
+  expect_exact("ax4b");  // ! alone
+  w.back_to(2);
+  ASSERT_TRUE(w.in_earley_mode());
+  ASSERT_TRUE(walk(w, "7!"));
+  EXPECT_TRUE(w.boundary_at(4));
+  w.back_to(3);
+  expect_exact("ax7 again");  // a to h, or !: not the set first made at this depth
+}
+
 // dependentSchemas over properties that admit other keys: the object is a union of member
 // machines whose named and other keys both start with a quote. Masks along random walks
 // equal brute force on Llama 3.
