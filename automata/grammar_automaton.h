@@ -94,6 +94,16 @@ class GrammarAutomaton {
   std::span<const RuleEdge> rule_edges(uint32_t state) const {
     return {rule_edges_.data() + rule_begin_[state], rule_begin_[state + 1] - rule_begin_[state]};
   }
+  /// Every byte edge (rule edge) of a rule's states, in state order: a rule's states are
+  /// numbered in one block, and so are their edges.
+  std::span<const ByteEdge> rule_byte_edges(uint32_t rule) const {
+    const uint32_t b = byte_begin_[rule_start(rule)], e = byte_begin_[rule_end(rule)];
+    return {byte_edges_.data() + b, e - b};
+  }
+  std::span<const RuleEdge> rule_call_edges(uint32_t rule) const {
+    const uint32_t b = rule_begin_[rule_start(rule)], e = rule_begin_[rule_end(rule)];
+    return {rule_edges_.data() + b, e - b};
+  }
 
   /// True when the state has no rule edges and is not final: reading a byte from it is a
   /// plain DFA step.

@@ -6,12 +6,14 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "automata/mask/suffix_groups.h"
 #include "automata/matcher.h"
+#include "schemas/json_schema.h"
 #include "tests/test_data.h"
 
 namespace lockstep {
@@ -318,6 +320,33 @@ TEST(AutomatonBuilder, CachedRuleAutomataAreRenamedToTheGrammarsRules) {
       EXPECT_EQ(p.advance(text) && p.accepting(), ok) << (a_first ? "a first: " : "b first: ") << text;
     }
   }
+}
+
+// A rule's edges as one block (rule_byte_edges, rule_call_edges: the byte classes of a large
+// automaton rule are read from it) are its states' edges in state order, for every rule of a
+// schema grammar with string automata, escape rules and calls.
+TEST(AutomatonBuilder, ARulesEdgesAreItsStatesEdgesInOrder) {
+  const auto g = GrammarAutomaton::compile(compile_json_schema(nlohmann::ordered_json::parse(R"({
+      "type": "object", "properties": {"name": {"enum": ["ab", "ac", "\u00e9t\u00e9"]},
+      "tags": {"type": "array", "items": {"type": "string", "maxLength": 3}}}})"))
+                                               .grammar);
+  size_t calls = 0;
+  for (uint32_t r = 0; r < g->num_rules(); ++r) {
+    std::vector<std::tuple<unsigned, unsigned, uint32_t>> bytes;
+    std::vector<std::pair<uint32_t, uint32_t>> rules;
+    for (uint32_t s = g->rule_start(r); s < g->rule_end(r); ++s) {
+      for (const auto& e : g->byte_edges(s)) bytes.emplace_back(e.lo, e.hi, e.target);
+      for (const auto& e : g->rule_edges(s)) rules.emplace_back(e.rule, e.target);
+    }
+    std::vector<std::tuple<unsigned, unsigned, uint32_t>> block_bytes;
+    std::vector<std::pair<uint32_t, uint32_t>> block_rules;
+    for (const auto& e : g->rule_byte_edges(r)) block_bytes.emplace_back(e.lo, e.hi, e.target);
+    for (const auto& e : g->rule_call_edges(r)) block_rules.emplace_back(e.rule, e.target);
+    EXPECT_EQ(block_bytes, bytes) << "rule " << g->rule_name(r);
+    EXPECT_EQ(block_rules, rules) << "rule " << g->rule_name(r);
+    calls += rules.size();
+  }
+  EXPECT_GT(calls, 0u);
 }
 
 TEST(Matcher, JumpForwardReturnsTheForcedBytes) {
