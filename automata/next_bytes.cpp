@@ -10,7 +10,6 @@ namespace {
 using ByteSet = GrammarAutomaton::ByteSet;
 
 bool has(const ByteSet& s, unsigned b) { return (s[b >> 6] >> (b & 63)) & 1; }
-void put(ByteSet& s, unsigned b) { s[b >> 6] |= uint64_t{1} << (b & 63); }
 void drop(ByteSet& s, unsigned b) { s[b >> 6] &= ~(uint64_t{1} << (b & 63)); }
 
 bool has_all(const ByteSet& s, unsigned lo, unsigned hi) {
@@ -43,7 +42,7 @@ ByteSet next_bytes(const EarleyParser& parser) {
   const GrammarAutomaton& g = parser.grammar();
   for (const auto& it : parser.current_items()) {
     for (const auto& e : g.byte_edges(it.state)) {
-      for (unsigned b = e.lo; b <= e.hi; ++b) put(out, b);
+      GrammarAutomaton::add_byte_range(out, e.lo, e.hi);
     }
   }
   return out;

@@ -12,6 +12,7 @@
 
 #include "automata/grammar_automaton.h"
 #include "automata/earley.h"
+#include "automata/next_bytes.h"
 
 namespace lockstep::mask {
 
@@ -77,9 +78,7 @@ class StateWalker {
       out = {};
       bool all_known = true;
       if (earley_from_ != kNone) {
-        for (const auto& it : parser_->current_items()) {
-          for (const auto& e : g_.byte_edges(it.state)) GrammarAutomaton::add_byte_range(out, e.lo, e.hi);
-        }
+        out = lockstep::next_bytes(*parser_);
       } else {
         for (uint32_t k = lo_[depth_]; k < hi_[depth_] && all_known; ++k) {
           const uint32_t n = stacks_[k];
