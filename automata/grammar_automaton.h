@@ -75,7 +75,9 @@ class GrammarAutomaton {
   /// One past the rule's last state (a rule's states are numbered contiguously).
   uint32_t rule_end(uint32_t rule) const { return rule + 1 < num_rules() ? rule_start_[rule + 1] : num_states(); }
   bool rule_nullable(uint32_t rule) const { return rule_nullable_[rule] != 0; }
-  const std::string& rule_name(uint32_t rule) const { return rule_names_[rule]; }
+  const std::string& rule_name(uint32_t rule) const {
+    return rule < grammar_.rules.size() ? grammar_.rules[rule].name : escape_rule_names_[rule - grammar_.rules.size()];
+  }
 
   /// Strongly connected component of the rule in the call graph (rule edges): two rules
   /// share one exactly when each can call the other, directly or not.
@@ -166,7 +168,8 @@ class GrammarAutomaton {
   uint32_t root_ = 0;
   std::vector<uint32_t> rule_start_;
   std::vector<uint8_t> rule_nullable_;
-  std::vector<std::string> rule_names_;
+  // The names of the escape rules, numbered after the grammar's (the others are the grammar's).
+  std::vector<std::string> escape_rule_names_;
   std::vector<uint32_t> state_rule_;
   std::vector<uint8_t> state_final_;
   std::vector<uint32_t> byte_begin_;  // num_states + 1
