@@ -9,6 +9,7 @@
 #include "grammar/char_dfa.h"
 
 #include <algorithm>
+#include <span>
 
 namespace lockstep {
 
@@ -47,9 +48,17 @@ void collect_refs(const Expr& e, std::vector<uint32_t>& out) {
   for (const auto& c : e.children) collect_refs(c, out);
 }
 
+// A rule's distinct references, sorted: refs[begin[r], begin[r + 1]) (one array for the
+// grammar: a grammar of member machines has tens of thousands of rules, and a list each
+// was a third of the plan's time).
+struct RefGraph {
+  std::vector<uint32_t> begin, refs;
+  std::span<const uint32_t> of(uint32_t r) const { return {refs.data() + begin[r], begin[r + 1] - begin[r]}; }
+};
+
 // Rules on a cycle of the reference graph (Tarjan's strongly connected components).
-std::vector<char> recursive_rules(const Grammar& g, const std::vector<std::vector<uint32_t>>& refs) {
-  const size_t n = g.rules.size();
+std::vector<char> recursive_rules(const RefGraph& graph) {
+  const size_t n = graph.begin.size() - 1;
   std::vector<int> index(n, -1), low(n, 0);
   std::vector<char> on_stack(n, 0), recursive(n, 0);
   std::vector<uint32_t> stack;
@@ -59,16 +68,18 @@ std::vector<char> recursive_rules(const Grammar& g, const std::vector<std::vecto
     uint32_t v;
     size_t next;
   };
+  std::vector<Frame> dfs;
   for (uint32_t root = 0; root < n; ++root) {
     if (index[root] >= 0) continue;
-    std::vector<Frame> dfs{{root, 0}};
+    dfs.assign(1, {root, 0});
     index[root] = low[root] = counter++;
     stack.push_back(root);
     on_stack[root] = 1;
     while (!dfs.empty()) {
       Frame& f = dfs.back();
-      if (f.next < refs[f.v].size()) {
-        const uint32_t w = refs[f.v][f.next++];
+      const auto refs = graph.of(f.v);
+      if (f.next < refs.size()) {
+        const uint32_t w = refs[f.next++];
         if (index[w] < 0) {
           index[w] = low[w] = counter++;
           stack.push_back(w);
@@ -83,19 +94,18 @@ std::vector<char> recursive_rules(const Grammar& g, const std::vector<std::vecto
       dfs.pop_back();
       if (!dfs.empty()) low[dfs.back().v] = std::min(low[dfs.back().v], low[v]);
       if (low[v] == index[v]) {
-        std::vector<uint32_t> scc;
+        // The component is the stack down to v: recursive when it has two rules or more, or v
+        // refers to itself.
+        const auto refs_v = graph.of(v);
+        const bool self_loop = std::binary_search(refs_v.begin(), refs_v.end(), v);
+        const bool cycle = stack.back() != v || self_loop;
         uint32_t w;
         do {
           w = stack.back();
           stack.pop_back();
           on_stack[w] = 0;
-          scc.push_back(w);
+          if (cycle) recursive[w] = 1;
         } while (w != v);
-        const bool self_loop =
-            std::find(refs[v].begin(), refs[v].end(), v) != refs[v].end();
-        if (scc.size() > 1 || self_loop) {
-          for (uint32_t x : scc) recursive[x] = 1;
-        }
       }
     }
   }
@@ -112,28 +122,34 @@ const Expr& InlinePlan::resolve(const Expr& e) const {
 
 InlinePlan plan_inlining(const Grammar& g, const InlineLimits& limits) {
   const size_t n = g.rules.size();
-  std::vector<std::vector<uint32_t>> refs(n);
+  RefGraph graph;
+  graph.begin.assign(n + 1, 0);
   // How often each rule is referenced: a rule used once is inlined whatever its size.
   std::vector<size_t> uses(n, 0);
   for (size_t r = 0; r < n; ++r) {
-    collect_refs(g.rules[r].body, refs[r]);
-    for (uint32_t callee : refs[r]) ++uses[callee];
-    std::sort(refs[r].begin(), refs[r].end());
-    refs[r].erase(std::unique(refs[r].begin(), refs[r].end()), refs[r].end());
+    const size_t first = graph.refs.size();
+    collect_refs(g.rules[r].body, graph.refs);
+    for (size_t k = first; k < graph.refs.size(); ++k) ++uses[graph.refs[k]];
+    std::sort(graph.refs.begin() + static_cast<ptrdiff_t>(first), graph.refs.end());
+    graph.refs.erase(std::unique(graph.refs.begin() + static_cast<ptrdiff_t>(first), graph.refs.end()), graph.refs.end());
+    graph.begin[r + 1] = static_cast<uint32_t>(graph.refs.size());
   }
-  const std::vector<char> recursive = recursive_rules(g, refs);
+  const std::vector<char> recursive = recursive_rules(graph);
 
   // Callees first: post-order over the (acyclic part of the) reference graph.
   std::vector<uint32_t> order;
+  order.reserve(n);
   std::vector<char> seen(n, 0);
+  std::vector<std::pair<uint32_t, size_t>> dfs;
   for (uint32_t start = 0; start < n; ++start) {
     if (seen[start]) continue;
-    std::vector<std::pair<uint32_t, size_t>> dfs{{start, 0}};
+    dfs.assign(1, {start, 0});
     seen[start] = 1;
     while (!dfs.empty()) {
       auto& [v, next] = dfs.back();
-      if (next < refs[v].size()) {
-        const uint32_t w = refs[v][next++];
+      const auto refs = graph.of(v);
+      if (next < refs.size()) {
+        const uint32_t w = refs[next++];
         if (!seen[w]) {
           seen[w] = 1;
           dfs.push_back({w, 0});
