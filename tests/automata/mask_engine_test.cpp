@@ -82,6 +82,50 @@ TEST(SuffixGroups, SortedBytewiseEachOnceWithTheirTokens) {
   }
 }
 
+// Long lists of pairs are grouped once per process and found again by a digest of the pairs,
+// whatever their order: the same list in another order groups alike, a list with one pair
+// less or one offset changed groups as its own pairs say, and so does the same list over
+// another vocabulary with the same tokens spelled otherwise.
+TEST(SuffixGroups, ALongListGroupsAlikeInAnyOrderAndNoOtherListTakesItsGroups) {
+  std::vector<std::string> tokens;
+  for (int i = 0; i < 300; ++i) tokens.push_back("t" + std::to_string(i * 7919 % 1000) + (i % 4 ? "\",\"x" : "\"}"));
+  const auto vocab = small_vocab(tokens);
+  std::vector<std::pair<int32_t, uint32_t>> pairs;
+  for (size_t id = 1; id < vocab->size(); ++id) {
+    const std::string_view bytes = vocab->token_bytes(static_cast<int32_t>(id));
+    pairs.emplace_back(static_cast<int32_t>(id), static_cast<uint32_t>(bytes.find('"')));
+  }
+  auto grouped = [&](std::vector<std::pair<int32_t, uint32_t>> list, const Vocabulary& v) {
+    StateMask out;
+    const size_t distinct = mask::group_by_suffix(v, list, out);
+    return std::tuple(distinct, out.suffixes, out.suffix_common, out.suffix_token_ids, out.suffix_token_begin);
+  };
+  const auto first = grouped(pairs, *vocab);
+  EXPECT_EQ(std::get<0>(first), pairs.size());
+  EXPECT_EQ(std::get<1>(first), (std::vector<std::string>{"\",\"x", "\"}"}));
+  std::mt19937 rng(64);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::pair<int32_t, uint32_t>> shuffled = pairs;
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    EXPECT_EQ(grouped(shuffled, *vocab), first);
+  }
+  // One pair less: its token is gone from its suffix's list.
+  std::vector<std::pair<int32_t, uint32_t>> fewer(pairs.begin() + 1, pairs.end());
+  const auto less = grouped(fewer, *vocab);
+  EXPECT_EQ(std::get<0>(less), pairs.size() - 1);
+  EXPECT_EQ(std::get<3>(less).size(), std::get<3>(first).size() - 1);
+  EXPECT_EQ(std::count(std::get<3>(less).begin(), std::get<3>(less).end(), pairs[0].first), 0);
+  // One offset moved a byte on: a suffix of its own.
+  std::vector<std::pair<int32_t, uint32_t>> moved = pairs;
+  moved[0].second += 1;
+  EXPECT_EQ(std::get<1>(grouped(moved, *vocab)).size(), 3u);
+  // Another vocabulary, each token's quote one byte later: other suffixes.
+  std::vector<std::string> other = tokens;
+  for (std::string& t : other) t.insert(t.find('"'), "y");
+  const auto other_vocab = small_vocab(other);
+  EXPECT_EQ(std::get<1>(grouped(pairs, *other_vocab)), (std::vector<std::string>{"y\",\"x", "y\"}"}));
+}
+
 TEST(TokenSet, PicksTheSmallestFormAndOrsCorrectly) {
   const size_t universe = 1000;
   for (size_t count : {0u, 5u, 31u, 500u, 975u, 1000u}) {
