@@ -4,6 +4,7 @@
 // and rule symbols (rule_automaton.h); dead states are trimmed; all states are numbered
 // globally; then FOLLOW sets, call-graph components and mask classes (grammar_analysis.h).
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <unordered_map>
 
@@ -16,6 +17,7 @@
 #include "automata/rule_automaton.h"
 #include "automata/rule_dfa_cache.h"
 #include "grammar/char_dfa.h"
+#include "grammar/hash.h"
 
 namespace lockstep {
 
@@ -100,6 +102,7 @@ class AutomatonBuilder {
       if (r >= callee_index.size()) callee_index.resize(r + 1, UINT32_MAX);
       return r;
     };
+    AutomatonDigests digests;
     uint64_t total = 0;
     // Only rules reachable from the root (after inlining) get automata.
     std::vector<uint32_t> todo{grammar.root};
@@ -110,14 +113,14 @@ class AutomatonBuilder {
       compiled[r] = 1;
       const Rule& rule = r < num_given ? grammar.rules[r] : escape_rules.at(r);
       RuleDfa dfa;
-      keys[r] = automaton_key(plan.resolve(rule.body), limits, escapes.bmp);
+      keys[r] = automaton_key(plan.resolve(rule.body), limits, escapes.bmp, digests);
       try {
-        dfa = build_dfa(rule, limits, keys[r], &plan, callee_index, escapes, escape_rules, deadline);
+        dfa = build_dfa(rule, limits, keys[r], &plan, callee_index, escapes, escape_rules, deadline, digests);
       } catch (const LimitError& e) {
         if (!limits.inline_rules || e.limit() == "compile_ms") throw;
-        keys[r] = automaton_key(rule.body, limits, escapes.bmp);
+        keys[r] = automaton_key(rule.body, limits, escapes.bmp, digests);
         // Inlining made it too big: keep the calls.
-        dfa = build_dfa(rule, limits, keys[r], nullptr, callee_index, escapes, escape_rules, deadline);
+        dfa = build_dfa(rule, limits, keys[r], nullptr, callee_index, escapes, escape_rules, deadline, digests);
       }
       total += dfa.size();
       if (total > limits.max_total_states) {
@@ -202,15 +205,60 @@ class AutomatonBuilder {
   }
 
  private:
+  // A code-point automaton in a key: its numbers of states and edges and a 128-bit digest of
+  // its states (finality, edge count, edges), each automaton digested once per compilation.
+  // Keys held every state and edge: hundreds of thousands of words for a large enum or a
+  // length-counted string, written, hashed and copied into the rule-automaton cache for each
+  // such rule, and a key trie's automaton written again for each place a member machine reads
+  // it (448 places in an object of 7 required names in any order); the mask engine hashed
+  // them again (automaton_digest()). Equal digests stand for equal automata, as the mask
+  // engine's 128-bit keys do.
+  struct AutomatonDigests {
+    std::unordered_map<const CharDfa*, std::array<uint32_t, 6>> words;
+    void append(std::vector<uint32_t>& key, const CharDfa& automaton) {
+      auto [it, fresh] = words.try_emplace(&automaton);
+      if (fresh) it->second = digest(automaton);
+      key.insert(key.end(), it->second.begin(), it->second.end());
+    }
+    // Four digests over the states in turn (each digest's steps wait on the one before),
+    // then one over theirs.
+    static std::array<uint32_t, 6> digest(const CharDfa& automaton) {
+      Digest128 l0, l1, l2, l3;
+      Digest128* const lanes[4] = {&l0, &l1, &l2, &l3};
+      uint64_t edges = 0;
+      size_t i = 0;
+      for (const auto& st : automaton.states()) {
+        Digest128& l = *lanes[i++ & 3];
+        l.mix(uint64_t{st.final ? 1u : 0u} << 32 | st.edges.size());
+        for (const auto& e : st.edges) {
+          l.mix(uint64_t{e.lo} << 32 | e.hi);
+          l.mix(e.target);
+        }
+        edges += st.edges.size();
+      }
+      Digest128 d;
+      d.mix(automaton.size());
+      d.mix(edges);
+      for (const Digest128* l : lanes) {
+        d.mix(l->value().first);
+        d.mix(l->value().second);
+      }
+      const auto [h1, h2] = d.value();
+      return {static_cast<uint32_t>(automaton.size()), static_cast<uint32_t>(edges), static_cast<uint32_t>(h1),
+              static_cast<uint32_t>(h1 >> 32), static_cast<uint32_t>(h2), static_cast<uint32_t>(h2 >> 32)};
+    }
+  };
+
   // The identity of an automaton-only rule (one embedded automaton, e.g. a JSON Schema string
-  // or number language): its flags and the automaton's states. Empty for other rules.
-  static std::vector<uint32_t> automaton_key(const Expr& body, const CompileLimits& limits, bool bmp_escapes) {
+  // or number language): its flags and the automaton's digest. Empty for other rules.
+  static std::vector<uint32_t> automaton_key(const Expr& body, const CompileLimits& limits, bool bmp_escapes,
+                                             AutomatonDigests& digests) {
     std::vector<uint32_t> key;
     if (body.kind != Expr::Kind::kAutomaton || !body.automaton) return key;
     key.push_back(body.json_string ? (bmp_escapes ? kJsonBmpEscapes : 1) : 0);
     key.push_back(limits.max_states_per_rule);
     key.push_back(limits.max_states_to_minimize);
-    append_states(key, *body.automaton);
+    digests.append(key, *body.automaton);
     return key;
   }
 
@@ -231,23 +279,6 @@ class AutomatonBuilder {
     }
   }
 
-  // A code-point automaton's states (finality, edge count, edges) appended to a key, sized
-  // once then written in place: the key of a length-counted string automaton is hundreds of
-  // thousands of words, and three-word inserts into a growing vector cost a tenth of its
-  // grammar's compilation.
-  static void append_states(std::vector<uint32_t>& key, const CharDfa& automaton) {
-    size_t words = 0;
-    for (const auto& st : automaton.states()) words += 2 + 3 * st.edges.size();
-    size_t at = key.size();
-    key.resize(at + words);
-    uint32_t* out = key.data();
-    for (const auto& st : automaton.states()) {
-      out[at++] = st.final ? 1 : 0;
-      out[at++] = static_cast<uint32_t>(st.edges.size());
-      for (const auto& e : st.edges) out[at++] = e.lo, out[at++] = e.hi, out[at++] = e.target;
-    }
-  }
-
   // The shape of a rule body as the automaton builder reads it (rule_automaton.cpp, Nfa):
   // every node in order, substituted references followed into the bodies they stand for,
   // each kept reference as the index of its callee in order of first appearance. The
@@ -256,10 +287,10 @@ class AutomatonBuilder {
   // A JSON-string automaton's escape rules count as callees (add_escape_callees).
   static std::vector<uint32_t> shape_key(const Expr& body, const InlinePlan* plan, const CompileLimits& limits,
                                          const EscapeRuleFn& escapes, std::vector<uint32_t>& callees,
-                                         std::vector<uint32_t>& index) {
+                                         std::vector<uint32_t>& index, AutomatonDigests& digests) {
     std::vector<uint32_t> key{kShapeTag, limits.max_states_per_rule, limits.max_states_to_minimize};
     key.reserve(64);
-    ShapeWriter{key, plan, escapes, callees, index, {}, 0}.add(body, true);
+    ShapeWriter{key, plan, escapes, callees, index, digests, {}, 0}.add(body, true);
     for (uint32_t c : callees) index[c] = UINT32_MAX;
     return key;
   }
@@ -270,6 +301,7 @@ class AutomatonBuilder {
     const EscapeRuleFn& escapes;
     std::vector<uint32_t>& callees;
     std::vector<uint32_t>& index;
+    AutomatonDigests& digests;
     std::unordered_map<uint32_t, uint32_t> merged;  // tail-merged rule → its number in order of first appearance
     uint32_t depth = 0;                              // merged bodies being read, one inside the other
     // `tail` as for the automaton builder's: `e` ends the rule's body.
@@ -311,8 +343,7 @@ class AutomatonBuilder {
           return;
         case Expr::Kind::kAutomaton:
           key.push_back(e.json_string ? (escapes.bmp ? 2 : 1) : 0);
-          key.push_back(static_cast<uint32_t>(e.automaton->size()));
-          append_states(key, *e.automaton);
+          digests.append(key, *e.automaton);
           if (e.json_string) add_escape_callees(*e.automaton, escapes, callees, index);
           return;
         case Expr::Kind::kRepeat:
@@ -347,10 +378,10 @@ class AutomatonBuilder {
   // cache keeps their code points (Entry::escape_calls).
   static RuleDfa build_dfa(const Rule& rule, const CompileLimits& limits, const std::vector<uint32_t>& key,
                            const InlinePlan* plan, std::vector<uint32_t>& callee_index, const EscapeRuleFn& escapes,
-                           const EscapeRules& escape_rules, CompileDeadline& deadline) {
+                           const EscapeRules& escape_rules, CompileDeadline& deadline, AutomatonDigests& digests) {
     std::vector<uint32_t> callees;
     std::vector<uint32_t> shape;
-    if (key.empty()) shape = shape_key(rule.body, plan, limits, escapes, callees, callee_index);
+    if (key.empty()) shape = shape_key(rule.body, plan, limits, escapes, callees, callee_index, digests);
     const std::vector<uint32_t>& cache_key = key.empty() ? shape : key;
     if (auto hit = RuleDfaCache::instance().find(cache_key)) {
       for (const auto& ranges : hit->escape_calls) callees.push_back(escapes.rule(ranges));

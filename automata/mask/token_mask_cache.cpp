@@ -96,31 +96,11 @@ std::pair<uint64_t, uint64_t> TokenMaskCache::Impl::automaton_digest(uint32_t ru
     std::lock_guard lock(canonical_mutex_);
     if (auto it = automaton_digests_.find(rule); it != automaton_digests_.end()) return it->second;
   }
-  // Four digests over interleaved pairs of words, then one over theirs: each digest's steps
-  // depend on the one before, so one digest over a key of 10^5-10^6 words (a large enum's or
-  // number set's automaton) ran at the latency of a multiply per pair, a third of the first
-  // mask inside such a rule.
-  // (Four named digests, not an array of them: the compiler then keeps each in registers.)
-  const auto& automaton = grammar_->rule_automaton_key(rule);
-  const uint32_t* w = automaton.data();
-  const size_t n = automaton.size();
-  auto pair_at = [w](size_t i) { return uint64_t{w[i]} | uint64_t{w[i + 1]} << 32; };
-  Digest128 l0, l1, l2, l3;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    l0.mix(pair_at(i));
-    l1.mix(pair_at(i + 2));
-    l2.mix(pair_at(i + 4));
-    l3.mix(pair_at(i + 6));
-  }
-  for (; i < n; ++i) l0.mix(w[i]);
+  // The key is the automaton's flags and its digest (a few words: grammar_compiler.cpp).
   Digest128 d;
-  d.mix(n);
-  for (const Digest128* lane : {&l0, &l1, &l2, &l3}) {
-    const auto [h1, h2] = lane->value();
-    d.mix(h1);
-    d.mix(h2);
-  }
+  const auto& automaton = grammar_->rule_automaton_key(rule);
+  d.mix(automaton.size());
+  for (const uint32_t w : automaton) d.mix(w);
   std::lock_guard lock(canonical_mutex_);
   return automaton_digests_.try_emplace(rule, d.value()).first->second;
 }
