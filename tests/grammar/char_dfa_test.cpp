@@ -104,6 +104,27 @@ TEST(CharDfa, ShortcutsGiveThePartitionRefinementResult) {
 // sorted_literals() builds the minimal automaton word by word without the trie: its states
 // are numbered as the trie's classes (the order a depth-first walk first meets them), it
 // sorts input that is not sorted, and its limit is on the minimal automaton, not the trie.
+// sort_words against std::sort and std::unique: words short enough to be held inline and
+// long ones, repeated (next to each other once sorted, the first of a run moved out before
+// the next is compared), with bytes above 0x7F and zero bytes, a prefix of another.
+TEST(CharDfa, SortWordsSortsBytewiseOnceEach) {
+  std::mt19937 rng(111);
+  const std::vector<std::string> pieces{"a", "b", std::string("\0", 1), "\xc3\xa9", "\xff", "same-long-prefix-",
+                                        "xyz"};
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<std::string> words(rng() % 400);
+    for (auto& w : words) {
+      for (size_t n = rng() % 6; n > 0; --n) w += pieces[rng() % pieces.size()];
+    }
+    for (size_t i = 0, n = words.size(); i < n / 3; ++i) words.push_back(words[rng() % n]);  // repeats
+    std::vector<std::string> want = words;
+    std::sort(want.begin(), want.end());
+    want.erase(std::unique(want.begin(), want.end()), want.end());
+    CharDfa::sort_words(words);
+    ASSERT_EQ(words, want) << "trial " << trial;
+  }
+}
+
 TEST(CharDfa, SortedLiteralsIsTheMinimalTrieInTrieOrder) {
   std::mt19937 rng(23);
   const std::vector<std::string> letters{"a", "b", "\xc3\xa9", "\xe2\x82\xac", "z"};
