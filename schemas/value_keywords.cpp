@@ -2,6 +2,7 @@
 // type are gathered into one automaton (strings: their minimized trie; numbers: one walk
 // over their digits), so that the cost is linear in the values' bytes, not a product per value.
 #include <algorithm>
+#include <cstring>
 #include <deque>
 
 #include <fmt/format.h>
@@ -58,11 +59,23 @@ Norm SchemaCompiler::value_norm(const json& v, const std::string& pointer) {
 }
 
 namespace {
+// Eight bytes a step (the last ones zero-padded), then the word's length: a byte a step was
+// a twentieth of compiling a 50,000-string enum, whose list is hashed as given and sorted.
 uint64_t hash_words(const std::vector<std::string>& words) {
   uint64_t h = kFnvOffsetBasis ^ words.size();
   for (const std::string& w : words) {
-    for (unsigned char c : w) h = fnv1a_step(h, c);
-    h = fnv1a_step(h, 0x100);  // the end of a word
+    size_t i = 0;
+    for (; i + 8 <= w.size(); i += 8) {
+      uint64_t x;
+      std::memcpy(&x, w.data() + i, 8);
+      h = fnv1a_step(h, x);
+    }
+    if (i < w.size()) {
+      uint64_t x = 0;
+      std::memcpy(&x, w.data() + i, w.size() - i);
+      h = fnv1a_step(h, x);
+    }
+    h = fmix64(h ^ w.size());  // the end of a word
   }
   return h;
 }
@@ -94,7 +107,7 @@ DfaPtr SchemaCompiler::sorted_literal_set(std::vector<std::string> strings, cons
   }
   DfaPtr d;
   try {
-    d = std::make_shared<CharDfa>(CharDfa::sorted_literals(strings));
+    d = std::make_shared<CharDfa>(CharDfa::sorted_literals(std::move(strings)));
   } catch (AutomatonLimitError& e) {
     e.locate(ErrorLocation::at_pointer(pointer));
     throw;
