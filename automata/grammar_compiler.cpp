@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <memory>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -212,13 +213,13 @@ class AutomatonBuilder {
   // such rule, and a key trie's automaton written again for each place a member machine reads
   // it (448 places in an object of 7 required names in any order); the mask engine hashed
   // them again (automaton_digest()). Equal digests stand for equal automata, as the mask
-  // engine's 128-bit keys do.
+  // engine's 128-bit keys do. The memo holds each automaton, so no other takes its address.
   struct AutomatonDigests {
-    std::unordered_map<const CharDfa*, std::array<uint32_t, 6>> words;
-    void append(std::vector<uint32_t>& key, const CharDfa& automaton) {
-      auto [it, fresh] = words.try_emplace(&automaton);
-      if (fresh) it->second = digest(automaton);
-      key.insert(key.end(), it->second.begin(), it->second.end());
+    std::unordered_map<const CharDfa*, std::pair<std::shared_ptr<const CharDfa>, std::array<uint32_t, 6>>> words;
+    void append(std::vector<uint32_t>& key, const std::shared_ptr<const CharDfa>& automaton) {
+      auto [it, fresh] = words.try_emplace(automaton.get());
+      if (fresh) it->second = {automaton, digest(*automaton)};
+      key.insert(key.end(), it->second.second.begin(), it->second.second.end());
     }
     // Four digests over the states in turn (each digest's steps wait on the one before),
     // then one over theirs.
@@ -258,7 +259,7 @@ class AutomatonBuilder {
     key.push_back(body.json_string ? (bmp_escapes ? kJsonBmpEscapes : 1) : 0);
     key.push_back(limits.max_states_per_rule);
     key.push_back(limits.max_states_to_minimize);
-    digests.append(key, *body.automaton);
+    digests.append(key, body.automaton);
     return key;
   }
 
@@ -343,7 +344,7 @@ class AutomatonBuilder {
           return;
         case Expr::Kind::kAutomaton:
           key.push_back(e.json_string ? (escapes.bmp ? 2 : 1) : 0);
-          digests.append(key, *e.automaton);
+          digests.append(key, e.automaton);
           if (e.json_string) add_escape_callees(*e.automaton, escapes, callees, index);
           return;
         case Expr::Kind::kRepeat:
