@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "grammar/intern_table.h"
 #include "grammar/partition_refinement.h"
 
 namespace lockstep {
@@ -264,41 +265,19 @@ void AutomatonAnalysis::compute_mask_classes(GrammarAutomaton& g) {
   }
   // Labels: each distinct byte range is one label (edges are kept merged per target, so
   // equivalent states normally list the same ranges; where they do not, the classes only
-  // come out finer, never wrong), numbered as first met, then one label per rule. Ranges
-  // are looked up in a small open-addressing table (proportional to the grammar's distinct
-  // ranges, where a dense table of all 65,536 would cost a fresh process 256 KB of page
-  // faults, and sorting every edge's range cost a tenth of this analysis).
-  std::vector<uint32_t> range_slots(64, UINT32_MAX);  // (lo·256 + hi) << 16 | label; a power of two
-  uint32_t labels = 0;
-  auto range_label = [&](const GrammarAutomaton::ByteEdge& e) {
-    const uint32_t range = e.lo * 256u + e.hi;
-    for (size_t mask = range_slots.size() - 1, i = (range * 0x9E3779B1u) >> 16 & mask;; i = (i + 1) & mask) {
-      const uint32_t slot = range_slots[i];
-      if (slot == UINT32_MAX) {
-        range_slots[i] = range << 16 | labels;
-        const uint32_t label = labels++;
-        if (labels * 2 > range_slots.size()) {  // grow: at most half full
-          std::vector<uint32_t> old(range_slots.size() * 2, UINT32_MAX);
-          old.swap(range_slots);
-          const size_t m = range_slots.size() - 1;
-          for (const uint32_t x : old) {
-            if (x == UINT32_MAX) continue;
-            size_t j = ((x >> 16) * 0x9E3779B1u) >> 16 & m;
-            while (range_slots[j] != UINT32_MAX) j = (j + 1) & m;
-            range_slots[j] = x;
-          }
-        }
-        return label;
-      }
-      if (slot >> 16 == range) return slot & 0xFFFFu;
-    }
-  };
+  // come out finer, never wrong), numbered as first met (InternTable), then one label per
+  // rule: proportional to the grammar's distinct ranges, where a dense table of all 65,536
+  // would cost a fresh process 256 KB of page faults, and sorting every edge's range cost a
+  // tenth of this analysis.
+  InternTable<uint32_t, Mixed64Hash> ranges(64);
+  const auto range_label = [&](const GrammarAutomaton::ByteEdge& e) { return ranges.intern(e.lo * 256u + e.hi).first; };
   std::vector<LabeledTransition> transitions;
   for (uint32_t i = 0; i < nr; ++i) {
     const uint32_t q = refined[i];
     for (const auto& e : g.byte_edges(q)) transitions.push_back({i, range_label(e), local[e.target]});
   }
   // Rule labels after every range label.
+  const auto labels = static_cast<uint32_t>(ranges.size());
   for (uint32_t i = 0; i < nr; ++i) {
     const uint32_t q = refined[i];
     for (const auto& e : g.rule_edges(q)) transitions.push_back({i, labels + e.rule, local[e.target]});
