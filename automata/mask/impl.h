@@ -176,8 +176,8 @@ struct TokenMaskCache::Impl {
   const std::pair<uint64_t, uint64_t>* rule_hash_within(uint32_t rule, size_t& budget, bool& over) const;
   const std::pair<uint64_t, uint64_t>* recursive_rule_hash(uint32_t rule) const;
   std::pair<uint64_t, uint64_t> hash_within_rule(uint32_t start, uint32_t tag) const;
-  // A 128-bit digest of rule_automaton_key(rule), made once per rule: what stands for the
-  // automaton in the key of a state without a signature.
+  // A 128-bit digest of rule_automaton_key(rule) (itself a few words: the automaton's digest
+  // and flags): what stands for the automaton in the key of a state without a signature.
   std::pair<uint64_t, uint64_t> automaton_digest(uint32_t rule) const;
 
   // ---- continued_walk.cpp
@@ -233,7 +233,6 @@ struct TokenMaskCache::Impl {
   mutable std::unordered_map<uint32_t, std::string> bounded_signatures_;
   mutable std::unordered_map<uint32_t, ShapeSet> short_shapes_;
   mutable std::unordered_map<uint32_t, bool> is_loop_;  // is_loop()
-  mutable std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> automaton_digests_;  // automaton_digest()
   mutable std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> bounded_memo_;  // (state, depth) → hash
   mutable std::vector<uint64_t> canonical_index_;  // per state: stamp << 32 | index
   mutable std::vector<uint32_t> canonical_order_;

@@ -92,17 +92,12 @@ std::string TokenMaskCache::Impl::automaton_mask_key(uint32_t state) {
 }
 
 std::pair<uint64_t, uint64_t> TokenMaskCache::Impl::automaton_digest(uint32_t rule) const {
-  {
-    std::lock_guard lock(canonical_mutex_);
-    if (auto it = automaton_digests_.find(rule); it != automaton_digests_.end()) return it->second;
-  }
-  // The key is the automaton's flags and its digest (a few words: grammar_compiler.cpp).
+  // The key is a few words (grammar_compiler.cpp): hashed each time, no memo.
   Digest128 d;
   const auto& automaton = grammar_->rule_automaton_key(rule);
   d.mix(automaton.size());
   for (const uint32_t w : automaton) d.mix(w);
-  std::lock_guard lock(canonical_mutex_);
-  return automaton_digests_.try_emplace(rule, d.value()).first->second;
+  return d.value();
 }
 
 // Whether the mask of `state` costs no computation: in this cache, or (an automaton-only
