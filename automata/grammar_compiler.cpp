@@ -351,6 +351,20 @@ class AutomatonBuilder {
           key.insert(key.end(), {e.min, e.max});
           add(e.children[0], false);
           return;
+        case Expr::Kind::kMachine: {
+          // The machine (each state's finality and moves), then each child once: walk_nfa
+          // builds every copy of a child alike, none at the rule's end.
+          const ElementMachine& m = *e.machine;
+          key.push_back(m.num_states());
+          key.push_back(static_cast<uint32_t>(m.moves.size()));
+          key.push_back(static_cast<uint32_t>(e.children.size()));
+          for (uint32_t st = 0; st < m.num_states(); ++st) {
+            key.push_back(uint32_t{m.accepting[st]} << 31 | (m.move_begin[st + 1] - m.move_begin[st]));
+          }
+          for (const auto& mv : m.moves) key.insert(key.end(), {mv.element, mv.target});
+          for (const Expr& c : e.children) add(c, false);
+          return;
+        }
         case Expr::Kind::kSequence:
           key.push_back(static_cast<uint32_t>(e.children.size()));
           for (size_t i = 0; i < e.children.size(); ++i) add(e.children[i], tail && i + 1 == e.children.size());

@@ -21,6 +21,23 @@ namespace {
 // (repetitions multiply their child; a substituted reference counts as its rule's planned
 // size). One walk for both: `decide` says whether a reference to a rule of `planned` size
 // is substituted, given what is left of the body's budget.
+// How many times walk_nfa builds each child of a machine walk: the separator once per state
+// entered by a move that has moves of its own, an element once per move that reads it (a
+// move of a state no walk reaches counts too: a front end's machines have none).
+std::vector<size_t> machine_uses(const Expr& e) {
+  const ElementMachine& m = *e.machine;
+  std::vector<size_t> times(e.children.size(), 0);
+  std::vector<char> entered(m.num_states(), 0);  // after one element or more
+  for (const auto& mv : m.moves) {
+    ++times[1 + mv.element];
+    entered[mv.target] = 1;
+  }
+  for (uint32_t s = 0; s < m.num_states(); ++s) {
+    if (entered[s] && !m.moves_of(s).empty()) ++times[0];
+  }
+  return times;
+}
+
 template <typename Decide>
 size_t plan_body(const Expr& e, const std::vector<size_t>& planned, size_t& budget, Decide& decide) {
   constexpr size_t kCap = size_t{1} << 40;
@@ -35,6 +52,21 @@ size_t plan_body(const Expr& e, const std::vector<size_t>& planned, size_t& budg
       const size_t times = e.max == kUnbounded ? size_t{e.min} + 1 : e.max;
       return std::min(kCap, child * std::max<size_t>(1, times) + 1);
     }
+    case Expr::Kind::kMachine: {
+      // Each child is built once per use (walk_nfa): its substitutions are paid for that
+      // many times, out of an equal share of the budget each.
+      const std::vector<size_t> times = machine_uses(e);
+      size_t n = 1 + 2 * size_t{e.machine->num_states()};
+      for (size_t i = 0; i < e.children.size(); ++i) {
+        if (times[i] == 0) continue;
+        size_t share = budget / times[i];
+        const size_t given = share;
+        const size_t child = plan_body(e.children[i], planned, share, decide);
+        budget -= (given - share) * times[i];
+        n = std::min(kCap, n + std::min(kCap / times[i], child) * times[i]);
+      }
+      return n;
+    }
     default: {
       size_t n = 1;
       for (const auto& c : e.children) n = std::min(kCap, n + plan_body(c, planned, budget, decide));
@@ -43,9 +75,21 @@ size_t plan_body(const Expr& e, const std::vector<size_t>& planned, size_t& budg
   }
 }
 
-void collect_refs(const Expr& e, std::vector<uint32_t>& out) {
-  if (e.kind == Expr::Kind::kRuleRef) out.push_back(e.rule);
-  for (const auto& c : e.children) collect_refs(c, out);
+// References in `e`, each counted in `uses` as often as the automaton builder builds it
+// (`times` for `e` itself).
+void collect_refs(const Expr& e, std::vector<uint32_t>& out, std::vector<size_t>& uses, size_t times = 1) {
+  if (e.kind == Expr::Kind::kRuleRef) {
+    out.push_back(e.rule);
+    uses[e.rule] += times;
+  }
+  if (e.kind == Expr::Kind::kMachine) {
+    const std::vector<size_t> child_times = machine_uses(e);
+    for (size_t i = 0; i < e.children.size(); ++i) {
+      if (child_times[i] > 0) collect_refs(e.children[i], out, uses, times * child_times[i]);
+    }
+    return;
+  }
+  for (const auto& c : e.children) collect_refs(c, out, uses, times);
 }
 
 // A rule's distinct references, sorted: refs[begin[r], begin[r + 1]) (one array for the
@@ -128,8 +172,7 @@ InlinePlan plan_inlining(const Grammar& g, const InlineLimits& limits) {
   std::vector<size_t> uses(n, 0);
   for (size_t r = 0; r < n; ++r) {
     const size_t first = graph.refs.size();
-    collect_refs(g.rules[r].body, graph.refs);
-    for (size_t k = first; k < graph.refs.size(); ++k) ++uses[graph.refs[k]];
+    collect_refs(g.rules[r].body, graph.refs, uses);
     std::sort(graph.refs.begin() + static_cast<ptrdiff_t>(first), graph.refs.end());
     graph.refs.erase(std::unique(graph.refs.begin() + static_cast<ptrdiff_t>(first), graph.refs.end()), graph.refs.end());
     graph.begin[r + 1] = static_cast<uint32_t>(graph.refs.size());

@@ -258,6 +258,14 @@ class Nfa {
       case Expr::Kind::kChoice:
         for (const auto& c : e.children) build(c, from, to, tail);
         return;
+      case Expr::Kind::kMachine:
+        // Its elements and separator are never the rule's last step: no reference in them is
+        // tail-merged (ShapeWriter in grammar_compiler.cpp reads them alike).
+        walk_nfa(
+            *e.machine, e.children, from, to, [&] { return add_state(); },
+            [&](uint32_t a, uint32_t b) { eps.push_back({a, b}); },
+            [&](const Expr& x, uint32_t a, uint32_t b) { build(x, a, b, false); });
+        return;
       case Expr::Kind::kRepeat: {
         const Expr& child = e.children[0];
         uint32_t cur = from;

@@ -4,10 +4,13 @@
 // for a number of its children (a sequence for all, a choice for one, a repetition with a
 // minimum for its child, a rule reference for its rule); a node whose count reaches zero
 // is productive and tells its parent, a productive body tells the references to its rule.
-// Each node is settled once, so a 100,000-rule chain costs as much as its text.
+// Each node is settled once, so a 100,000-rule chain costs as much as its text. A machine
+// walk (Expr::Kind::kMachine) is no count: it is productive once its productive children
+// allow a walk to an accepting state, looked for again as each child settles.
 #include "grammar/diagnostics.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <utility>
 
 #include "grammar/char_dfa.h"
@@ -17,6 +20,7 @@ namespace lockstep {
 namespace {
 
 constexpr uint32_t kBodyOf = 1u << 31;  // parent tag: the node is the body of rule (parent & ~kBodyOf)
+constexpr uint32_t kOfMachine = 1u << 30;  // parent tag: the node is a child of a machine walk
 
 // Calls f(ref) for every rule reference in `e`, without recursion.
 template <typename F>
@@ -39,12 +43,25 @@ std::vector<char> productive_rules(const Grammar& g, bool* empty_leaves, bool* b
   std::vector<uint32_t> parent, need, ready;
   std::vector<std::pair<uint32_t, uint32_t>> waits;  // (rule, reference node)
   std::vector<std::pair<const Expr*, uint32_t>> stack;
+  // Machine walks: the walk and which of its children are productive; each walk's node, and
+  // each child node's walk and place among the children.
+  struct Walk {
+    const Expr* e;
+    std::vector<char> ok;
+  };
+  std::vector<Walk> walks;
+  std::unordered_map<uint32_t, uint32_t> walk_at;                          // node → walk
+  std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>> walk_child;  // node → (walk, child)
   for (uint32_t r = 0; r < num_rules; ++r) {
     stack.assign(1, {&g.rules[r].body, kBodyOf | r});
     while (!stack.empty()) {
       const auto [e, up] = stack.back();
       stack.pop_back();
       const auto node = static_cast<uint32_t>(parent.size());
+      if ((up & (kBodyOf | kOfMachine)) == kOfMachine) {
+        const uint32_t w = walk_at.at(up & ~kOfMachine);
+        walk_child.emplace(node, std::pair{w, static_cast<uint32_t>(e - walks[w].e->children.data())});
+      }
       parent.push_back(up);
       uint32_t count = 1;  // 1 with nothing to wait for: never productive
       switch (e->kind) {
@@ -73,6 +90,11 @@ std::vector<char> productive_rules(const Grammar& g, bool* empty_leaves, bool* b
           break;
         case Expr::Kind::kChoice:
           for (const Expr& c : e->children) stack.emplace_back(&c, node);
+          break;
+        case Expr::Kind::kMachine:
+          walk_at.emplace(node, static_cast<uint32_t>(walks.size()));
+          walks.push_back({e, std::vector<char>(e->children.size(), 0)});
+          for (const Expr& c : e->children) stack.emplace_back(&c, node | kOfMachine);
           break;
         case Expr::Kind::kRepeat:
           if (e->min == 0) {
@@ -104,6 +126,14 @@ std::vector<char> productive_rules(const Grammar& g, bool* empty_leaves, bool* b
     const uint32_t node = ready.back();
     ready.pop_back();
     const uint32_t up = parent[node];
+    if ((up & (kBodyOf | kOfMachine)) == kOfMachine) {
+      const uint32_t walk_node = up & ~kOfMachine;
+      Walk& w = walks[walk_child.at(node).first];
+      w.ok[walk_child.at(node).second] = 1;
+      const auto usable = [&](uint32_t el) { return w.ok[1 + el] != 0; };
+      if (need[walk_node] > 0 && w.e->machine->has_walk(usable, w.ok[0] != 0)) settle_one(walk_node);
+      continue;
+    }
     if ((up & kBodyOf) == 0) {
       settle_one(up);
       continue;

@@ -24,6 +24,9 @@ uint64_t expr_hash(const Expr& e, const RuleCanon& canon) {
     case Expr::Kind::kAutomaton:
       h = fnv1a_step(fnv1a_step(h, reinterpret_cast<uintptr_t>(e.automaton.get())), e.json_string);
       break;
+    case Expr::Kind::kMachine:
+      h = fnv1a_step(h, reinterpret_cast<uintptr_t>(e.machine.get()));
+      break;
     case Expr::Kind::kSequence:
     case Expr::Kind::kChoice:
       h = fnv1a_step(h, e.children.size());
@@ -54,6 +57,9 @@ bool expr_identical(const Expr& a, const Expr& b, const RuleCanon& canon) {
       break;
     case Expr::Kind::kAutomaton:
       if (a.automaton != b.automaton || a.json_string != b.json_string) return false;
+      break;
+    case Expr::Kind::kMachine:
+      if (a.machine != b.machine) return false;
       break;
   }
   for (size_t i = 0; i < a.children.size(); ++i) {

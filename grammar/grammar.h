@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -33,6 +34,7 @@ inline constexpr uint32_t kMaxCodepoint = 0x10FFFF;
 inline constexpr uint32_t kUnbounded = std::numeric_limits<uint32_t>::max();
 
 class CharDfa;
+struct ElementMachine;
 
 /// One node of a rule body.
 struct Expr {
@@ -46,6 +48,8 @@ struct Expr {
     kRepeat,     ///< `children[0]` repeated between `min` and `max` (kUnbounded) times
     kAutomaton,  ///< a string of `automaton`'s language (char_dfa.h); with `json_string`, the
                  ///< body of a JSON string literal whose decoded value is in the language
+    kMachine,    ///< a walk of `machine` (ElementMachine): `children[1 + e]` for each move's
+                 ///< element e, `children[0]` (the separator) between two elements
   };
 
   Kind kind = Kind::kEmpty;
@@ -56,6 +60,7 @@ struct Expr {
   uint32_t max = 0;
   std::vector<Expr> children;
   std::shared_ptr<const CharDfa> automaton;
+  std::shared_ptr<const ElementMachine> machine;
   bool json_string = false;
   SourceLocation where;  ///< where the node starts in the source, when known
 
@@ -69,7 +74,81 @@ struct Expr {
   static Expr sequence(std::vector<Expr> children);
   static Expr choice(std::vector<Expr> children);
   static Expr repeat(Expr child, uint32_t min, uint32_t max);
+  /// A walk of `machine` (kMachine) over `elements`, `separator` between two of them.
+  static Expr machine_walk(std::shared_ptr<const ElementMachine> machine, Expr separator, std::vector<Expr> elements);
 };
+
+/// A finite-state machine whose steps are expressions (Expr::Kind::kMachine): a walk from
+/// state 0 of one move or more that ends in an accepting state, each move reading its
+/// element, with the separator between two elements. A front end's way to write a machine of
+/// many states whose elements are few: a JSON object's members in any order, where a state
+/// is the set of required names read (2^q states, q·2^(q-1) moves, a handful of distinct
+/// members). Written as rules, a rule per state and a node or three per move, every pass
+/// over the grammar paid for each move; here a move is two words, and each element is one
+/// expression however many moves read it. The compiler builds the walk as one automaton
+/// (rule_automaton.cpp), the same as the rules would give (docs/schemas.md).
+struct ElementMachine {
+  struct Move {
+    uint32_t element;  ///< index into the elements (the node's children after the separator)
+    uint32_t target;   ///< the state after it
+  };
+  std::vector<uint8_t> accepting;                ///< per state
+  std::vector<uint32_t> move_begin{0};           ///< moves of state s: [move_begin[s], move_begin[s + 1])
+  std::vector<Move> moves;
+  uint32_t num_states() const { return static_cast<uint32_t>(accepting.size()); }
+  std::span<const Move> moves_of(uint32_t s) const {
+    return {moves.data() + move_begin[s], move_begin[s + 1] - move_begin[s]};
+  }
+  /// True when some walk of at least one move ends in an accepting state, using only the
+  /// elements e with usable(e), and the separator only if `separator_usable`.
+  template <typename Usable>
+  bool has_walk(const Usable& usable, bool separator_usable) const;
+};
+
+template <typename Usable>
+bool ElementMachine::has_walk(const Usable& usable, bool separator_usable) const {
+  // States reached after one move or more (a second move needs the separator).
+  std::vector<char> seen(num_states(), 0);
+  std::vector<uint32_t> todo;
+  for (const Move& m : moves_of(0)) {
+    if (usable(m.element) && !seen[m.target]) seen[m.target] = 1, todo.push_back(m.target);
+  }
+  while (!todo.empty()) {
+    const uint32_t s = todo.back();
+    todo.pop_back();
+    if (accepting[s]) return true;
+    if (!separator_usable) continue;
+    for (const Move& m : moves_of(s)) {
+      if (usable(m.element) && !seen[m.target]) seen[m.target] = 1, todo.push_back(m.target);
+    }
+  }
+  return false;
+}
+
+/// Thompson's construction of a machine walk (Expr::Kind::kMachine) from NFA state `from` to
+/// `to`, for an NFA builder: `add()` makes a fresh state, `eps(a, b)` an ε-edge and
+/// `build(x, a, b)` the NFA of expression x from a to b. A fresh state stands for each
+/// machine state after one element or more, another for after its separator (read once per
+/// state); nothing enters `from` or leaves `to`.
+template <typename Add, typename Eps, typename Build>
+void walk_nfa(const ElementMachine& m, const std::vector<Expr>& children, uint32_t from, uint32_t to, const Add& add,
+              const Eps& eps, const Build& build) {
+  std::vector<uint32_t> after(m.num_states(), UINT32_MAX), todo;
+  const auto after_of = [&](uint32_t s) {
+    if (after[s] == UINT32_MAX) after[s] = add(), todo.push_back(s);
+    return after[s];
+  };
+  for (const auto& mv : m.moves_of(0)) build(children[1 + mv.element], from, after_of(mv.target));
+  while (!todo.empty()) {
+    const uint32_t s = todo.back();
+    todo.pop_back();
+    if (m.accepting[s]) eps(after[s], to);
+    if (m.moves_of(s).empty()) continue;
+    const uint32_t separated = add();
+    build(children[0], after[s], separated);
+    for (const auto& mv : m.moves_of(s)) build(children[1 + mv.element], separated, after_of(mv.target));
+  }
+}
 
 struct Rule {
   std::string name;

@@ -93,6 +93,16 @@ Expr Expr::choice(std::vector<Expr> children) {
   return e;
 }
 
+Expr Expr::machine_walk(std::shared_ptr<const ElementMachine> machine, Expr separator, std::vector<Expr> elements) {
+  Expr e;
+  e.kind = Kind::kMachine;
+  e.machine = std::move(machine);
+  e.children.reserve(elements.size() + 1);
+  e.children.push_back(std::move(separator));
+  for (Expr& x : elements) e.children.push_back(std::move(x));
+  return e;
+}
+
 namespace {
 
 // (C{m1,n1}){m2,n2} for any language C is C{k} for k in the union over j in [m2, n2] of
@@ -290,6 +300,14 @@ Expr prune_expr(const Expr& e, const std::vector<char>& productive) {
       if (is_never(k)) return e.min == 0 ? Expr::empty() : never_expr();
       return Expr::repeat(std::move(k), e.min, e.max);
     }
+    case Expr::Kind::kMachine: {
+      // An element that derives nothing stays, its moves never taken; the walk is never when
+      // no walk is left.
+      Expr out = e;
+      for (auto& c : out.children) c = prune_expr(c, productive);
+      const auto usable = [&](uint32_t el) { return !is_never(out.children[1 + el]); };
+      return out.machine->has_walk(usable, !is_never(out.children[0])) ? out : never_expr();
+    }
     default:
       return e;
   }
@@ -405,6 +423,16 @@ void print_expr(const Expr& e, const Grammar& g, std::string& out, bool nested) 
     case Expr::Kind::kAutomaton:
       // Printed as a choice over its first edges is not faithful; name it instead.
       out += fmt::format("[automaton-{}-states{}]", e.automaton->size(), e.json_string ? "-json-string" : "");
+      break;
+    case Expr::Kind::kMachine:
+      // Its walks spelled out as an expression could be infinite or exponentially long:
+      // named, with its separator and elements.
+      out += fmt::format("[machine-{}-states-{}-moves ", e.machine->num_states(), e.machine->moves.size());
+      for (size_t i = 0; i < e.children.size(); ++i) {
+        if (i) out += i == 1 ? " : " : " | ";
+        print_expr(e.children[i], g, out, true);
+      }
+      out += ']';
       break;
     case Expr::Kind::kSequence:
     case Expr::Kind::kChoice: {

@@ -106,6 +106,8 @@ class Bounder {
         for (const auto& c : e.children) n = std::max(n, longest(c));
         return n;
       }
+      case Expr::Kind::kMachine:
+        return kInfinite;  // an upper bound (a front end's machine is never whitespace)
       case Expr::Kind::kRepeat: {
         const uint64_t k = longest(e.children[0]);
         if (k == 0 || e.max == 0) return 0;

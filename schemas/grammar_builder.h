@@ -124,6 +124,9 @@ class GrammarBuilder {
   // ---- lists
 
   Expr list_expr(const Machine& m, const Pieces& p, const std::string& hint);
+  // A machine of more than two states none of whose states' moves chain (see list_expr): one
+  // machine walk (Expr::Kind::kMachine) in a rule of its own, between `p.open` and `p.close`.
+  Expr walk_expr(const Machine& m, const Pieces& p, const Expr& sep, const std::string& hint);
   // The separator `sep` (whitespace, comma, whitespace) as a reference to one rule per
   // distinct separator; a separator of one node (a pretty layout's literal) as it is. A
   // member machine's states each begin with it: a reference is one node where the

@@ -266,6 +266,9 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
   // tail-merged into automata of kChainBlock links; each next block is a kept rule the
   // automaton calls (docs/schemas.md).
   const MoveChains chains = m.moves.size() > 2 ? move_chains(m) : MoveChains{};
+  if (m.moves.size() > 2 && std::all_of(chains.tail.begin(), chains.tail.end(), [](uint32_t t) { return t == UINT32_MAX; })) {
+    return walk_expr(m, p, sep, hint);
+  }
   std::vector<int64_t> choice_rule(m.moves.size(), -1);
   std::function<Expr(uint32_t)> A;
   std::function<Expr(uint32_t)> C = [&](uint32_t s) -> Expr {
@@ -400,6 +403,27 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
     Expr rest = Expr::choice(std::move(first));
     if (m.moves.size() > 2) rest = Expr::rule_ref(add_rule(hint + "-first", std::move(rest), true));
     alts.push_back(seq_of(p.open, std::move(rest), p.close));
+  }
+  return alts.empty() ? never() : Expr::choice(std::move(alts));
+}
+
+Expr GrammarBuilder::walk_expr(const Machine& m, const Pieces& p, const Expr& sep, const std::string& hint) {
+  // The machine as one node: each move two words, each element once (a member machine of q
+  // required names in any order has 2^q states and q·2^(q-1) moves, and as rules was a rule
+  // per state and three nodes per move for every pass over the grammar to read).
+  auto walk = std::make_shared<ElementMachine>();
+  walk->accepting.assign(m.accepting.begin(), m.accepting.end());
+  for (const auto& moves : m.moves) {
+    for (const auto& mv : moves) walk->moves.push_back({mv.element, mv.target});
+    walk->move_begin.push_back(static_cast<uint32_t>(walk->moves.size()));
+  }
+  const bool starts = !m.moves[0].empty();
+  std::vector<Expr> alts;
+  if (m.accepting[0]) alts.push_back(p.empty);
+  if (starts) {
+    // A rule of its own (kept, not inlined), as the machine's state rules were.
+    Expr body = Expr::machine_walk(std::move(walk), sep, m.elements);
+    alts.push_back(seq_of(p.open, Expr::rule_ref(add_rule(hint + "-first", std::move(body), true)), p.close));
   }
   return alts.empty() ? never() : Expr::choice(std::move(alts));
 }

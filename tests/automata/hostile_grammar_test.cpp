@@ -299,7 +299,8 @@ TEST(UnproductiveRules, ARootThatCannotFinishIsStillAnError) {
 // productive_rules() against the definition, iterated to its fixed point (a rule is
 // productive when its body can derive a finite string, given the rules known productive so
 // far), on random grammars built in code: sequences, choices, repeats with and without a
-// minimum, empty classes and automata, references in and out of range, cycles. Also the
+// minimum, empty classes and automata, machine walks, references in and out of range,
+// cycles. Also the
 // flags: an empty leaf or a reference out of range anywhere but under a repeat without a
 // minimum (whose body is not looked at).
 TEST(UnproductiveRules, ProductiveRulesEqualTheNaiveFixedPoint) {
@@ -310,8 +311,23 @@ TEST(UnproductiveRules, ProductiveRulesEqualTheNaiveFixedPoint) {
     const uint32_t n = 1 + rng() % 12;
     bool empty_leaf = false, bad_ref = false;  // expected
     std::function<Expr(int, bool)> make = [&](int depth, bool looked_at) -> Expr {
-      const unsigned k = depth >= 4 ? rng() % 5 : rng() % 9;
+      const unsigned k = depth >= 4 ? rng() % 5 : rng() % 10;
       switch (k) {
+        case 9: {  // a machine walk: 1 to 4 states, up to 6 moves, a separator and 1 to 3 elements
+          auto m = std::make_shared<ElementMachine>();
+          const uint32_t states = 1 + rng() % 4, elements = 1 + rng() % 3;
+          m->accepting.clear();
+          m->move_begin.assign(1, 0);
+          for (uint32_t st = 0; st < states; ++st) {
+            m->accepting.push_back(rng() % 3 == 0);
+            for (unsigned i = rng() % 3; i > 0; --i) m->moves.push_back({static_cast<uint32_t>(rng() % elements), static_cast<uint32_t>(rng() % states)});
+            m->move_begin.push_back(static_cast<uint32_t>(m->moves.size()));
+          }
+          Expr sep = make(depth + 1, looked_at);
+          std::vector<Expr> els;
+          for (uint32_t i = 0; i < elements; ++i) els.push_back(make(depth + 1, looked_at));
+          return Expr::machine_walk(std::move(m), std::move(sep), std::move(els));
+        }
         case 0: return Expr::literal("x");
         case 1: return Expr::empty();
         case 2: {
@@ -375,6 +391,26 @@ TEST(UnproductiveRules, ProductiveRulesEqualTheNaiveFixedPoint) {
         case Expr::Kind::kChoice:
           return std::any_of(e.children.begin(), e.children.end(), [&](const Expr& c) { return derives(c); });
         case Expr::Kind::kRepeat: return e.min == 0 || derives(e.children[0]);
+        case Expr::Kind::kMachine: {
+          // The states some walk of one element or more reaches, by relaxing every move
+          // until nothing changes.
+          const ElementMachine& m = *e.machine;
+          std::vector<char> reached(m.num_states(), 0);
+          for (bool grew = true; grew;) {
+            grew = false;
+            for (uint32_t st = 0; st < m.num_states(); ++st) {
+              const bool from_here = st == 0 || (reached[st] && derives(e.children[0]));
+              for (uint32_t i = m.move_begin[st]; from_here && i < m.move_begin[st + 1]; ++i) {
+                const auto& mv = m.moves[i];
+                if (!reached[mv.target] && derives(e.children[1 + mv.element])) reached[mv.target] = 1, grew = true;
+              }
+            }
+          }
+          for (uint32_t st = 0; st < m.num_states(); ++st) {
+            if (reached[st] && m.accepting[st]) return true;
+          }
+          return false;
+        }
       }
       return false;
     };
