@@ -124,7 +124,8 @@ class GrammarBuilder {
   // ---- lists
 
   Expr list_expr(const Machine& m, const Pieces& p, const std::string& hint);
-  // A machine of more than two states none of whose states' moves chain (see list_expr): one
+  // A machine of more than two states none of whose states' moves chain or lead twice to one
+  // target (see list_expr): one
   // machine walk (Expr::Kind::kMachine) in a rule of its own, between `p.open` and `p.close`.
   Expr walk_expr(const Machine& m, const Pieces& p, const Expr& sep, const std::string& hint);
   // The separator `sep` (whitespace, comma, whitespace) as a reference to one rule per

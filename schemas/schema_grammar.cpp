@@ -248,6 +248,22 @@ MoveChains move_chains(const Machine& m) {
   return c;
 }
 
+// Whether two onward moves of a state lead to one target (a count of required names: every
+// name to the next count). Such a machine stays rules, where the choice of those moves' elements
+// is one rule that every state calls (list_expr): a machine walk builds each move on its own,
+// n counts of n names n^2 times.
+bool leads_twice_anywhere(const Machine& m) {
+  std::vector<uint32_t> last(m.moves.size(), UINT32_MAX);  // the state whose move last led there
+  for (uint32_t s = 0; s < m.moves.size(); ++s) {
+    for (const auto& mv : m.moves[s]) {
+      if (mv.target == s) continue;
+      if (last[mv.target] == s) return true;
+      last[mv.target] = s;
+    }
+  }
+  return false;
+}
+
 // Chains are cut into automata of this many links (a kept rule at every kChainBlock-th
 // link): one automaton for a chain of n links would be determinized in time about n^3.
 constexpr uint32_t kChainBlock = 32;
@@ -266,7 +282,8 @@ Expr GrammarBuilder::list_expr(const Machine& m, const Pieces& p, const std::str
   // tail-merged into automata of kChainBlock links; each next block is a kept rule the
   // automaton calls (docs/schemas.md).
   const MoveChains chains = m.moves.size() > 2 ? move_chains(m) : MoveChains{};
-  if (m.moves.size() > 2 && std::all_of(chains.tail.begin(), chains.tail.end(), [](uint32_t t) { return t == UINT32_MAX; })) {
+  if (m.moves.size() > 2 && std::all_of(chains.tail.begin(), chains.tail.end(), [](uint32_t t) { return t == UINT32_MAX; }) &&
+      !leads_twice_anywhere(m)) {
     return walk_expr(m, p, sep, hint);
   }
   std::vector<int64_t> choice_rule(m.moves.size(), -1);

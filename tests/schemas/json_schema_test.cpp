@@ -151,6 +151,28 @@ TEST(JsonSchema, MemberMachineIsOneWalkWithOneSeparatorRule) {
   for (const Rule& rule : p.schema.grammar.rules) EXPECT_NE(rule.name.rfind("sep-", 0), 0u) << rule.name;
 }
 
+// Past 8 required names the names are counted: each count leads to the next by any name not
+// read. When the names' values differ (each its own member), every count's moves lead to one
+// target, and the machine stays rules: the choice of the members is one rule every count
+// calls, where a machine walk would build each count's moves on their own (n^2 for n names).
+TEST(JsonSchema, CountedNamesOfDifferentValuesShareOneChoice) {
+  std::vector<std::string> names;
+  ojson schema = required_integers(12, "c", names);
+  for (size_t i = 0; i < names.size(); ++i) schema["properties"][names[i]] = {{"const", static_cast<int>(i)}};
+  JsonSchemaOptions o;
+  o.property_order = JsonSchemaOptions::PropertyOrder::kAny;
+  o.whitespace = JsonSchemaOptions::Whitespace::kCompact;
+  const Compiled c = compile(schema.dump(), o);
+  for (const Rule& rule : c.schema.grammar.rules) EXPECT_NE(rule.body.kind, Expr::Kind::kMachine) << rule.name;
+  std::vector<std::string> keys = names;
+  std::mt19937 rng(5);
+  std::shuffle(keys.begin(), keys.end(), rng);
+  std::string doc = "{";
+  for (size_t i = 0; i < keys.size(); ++i) doc += fmt::format("{}\"{}\":{}", i ? "," : "", keys[i], keys[i].substr(1));
+  EXPECT_TRUE(c.accepts(doc + "}")) << doc;
+  EXPECT_FALSE(c.accepts(doc + ",\"c0\":0}"));
+}
+
 // Past 63 required names too: plain required names are counted, not given a bit each, so
 // their number is not bounded by a state's bit set (it was 63).
 TEST(JsonSchema, HundredsOfRequiredNamesAreCounted) {
