@@ -103,6 +103,10 @@ class CharDfa {
   CharDfa minimized() const;
 
   bool empty() const;
+  /// True when this automaton is known to have no dead state but the start and no two
+  /// equivalent states (minimized()'s output, or a construction minimal as it stands: every
+  /// operation here but from_states). False says nothing.
+  bool known_minimal() const { return minimal_; }
   bool accepts(std::string_view utf8) const;
   /// True when the language is exactly {""}.
   bool only_empty_string() const;

@@ -10,6 +10,7 @@
 #include "grammar/diagnostics.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <unordered_map>
 #include <utility>
 
@@ -92,6 +93,7 @@ std::vector<char> productive_rules(const Grammar& g, bool* empty_leaves, bool* b
           for (const Expr& c : e->children) stack.emplace_back(&c, node);
           break;
         case Expr::Kind::kMachine:
+          if (node >= kOfMachine) throw std::length_error("productive_rules: 2^30 expression nodes");
           walk_at.emplace(node, static_cast<uint32_t>(walks.size()));
           walks.push_back({e, std::vector<char>(e->children.size(), 0)});
           for (const Expr& c : e->children) stack.emplace_back(&c, node | kOfMachine);

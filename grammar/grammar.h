@@ -75,6 +75,8 @@ struct Expr {
   static Expr choice(std::vector<Expr> children);
   static Expr repeat(Expr child, uint32_t min, uint32_t max);
   /// A walk of `machine` (kMachine) over `elements`, `separator` between two of them.
+  /// Throws std::invalid_argument when the machine has no state, its offsets do not frame
+  /// its moves, or a move names a state or an element it does not have.
   static Expr machine_walk(std::shared_ptr<const ElementMachine> machine, Expr separator, std::vector<Expr> elements);
 };
 
@@ -86,7 +88,7 @@ struct Expr {
 /// members). Written as rules, a rule per state and a node or three per move, every pass
 /// over the grammar paid for each move; here a move is two words, and each element is one
 /// expression however many moves read it. The compiler builds the walk as one automaton
-/// (rule_automaton.cpp), the same as the rules would give (docs/schemas.md).
+/// (rule_automaton.cpp), the same as the rules would give (docs/masks.md, "Machine walks").
 struct ElementMachine {
   struct Move {
     uint32_t element;  ///< index into the elements (the node's children after the separator)

@@ -94,6 +94,18 @@ Expr Expr::choice(std::vector<Expr> children) {
 }
 
 Expr Expr::machine_walk(std::shared_ptr<const ElementMachine> machine, Expr separator, std::vector<Expr> elements) {
+  // Every reader indexes the machine unchecked: a malformed one is refused here.
+  const ElementMachine& m = *machine;
+  const bool shaped = m.num_states() > 0 && m.move_begin.size() == m.num_states() + size_t{1} && m.move_begin[0] == 0 &&
+                      m.move_begin.back() == m.moves.size() &&
+                      std::is_sorted(m.move_begin.begin(), m.move_begin.end());
+  if (!shaped) throw std::invalid_argument("machine walk: move_begin must hold num_states + 1 offsets into the moves");
+  for (const auto& mv : m.moves) {
+    if (mv.target >= m.num_states() || mv.element >= elements.size()) {
+      throw std::invalid_argument(fmt::format("machine walk: a move to state {} of {} reads element {} of {}", mv.target,
+                                              m.num_states(), mv.element, elements.size()));
+    }
+  }
   Expr e;
   e.kind = Kind::kMachine;
   e.machine = std::move(machine);

@@ -167,6 +167,35 @@ TEST(DirectAutomaton, EscapeCallsSameAsTheNfaPath) {
             determinize_rule(keys, 1u << 20, nullptr, &escapes.spelled).size());
 }
 
+// The compiler skips trim() for a whole-rule automaton built from a code-point automaton known
+// minimal and not empty (grammar_compiler.cpp, built_trim): every state of it must reach a
+// final state, with escape rules spelled out or called.
+TEST(DirectAutomaton, BuiltFromAMinimalAutomatonNoStateIsDead) {
+  EscapeNumbers escapes;
+  std::vector<std::pair<std::string, CharDfa>> automata;
+  for (const char* p : {".{0,20}", "[a-z]+", "(foo|bar|baz)", "\\p{L}{2,5}", "[^\"\\\\]*", "\\d{3}-\\d{4}",
+                        "(?:[\\u00e9\\u4e2d\\u{1F600}]|ab)*", "x|\\u0080|\\u0800|\\u{10000}", "[\\u{1F600}-\\u{1F64F}]{1,3}"}) {
+    automata.emplace_back(p, CharDfa::from_expr(regex_to_expr(p)));
+  }
+  CharDfa names = CharDfa::sorted_literals({"api", "apiVersion", "kind", "metadata", "x-y", "\xc3\xa9t\xc3\xa9"});
+  automata.emplace_back("names", names);
+  automata.emplace_back("complement of names", names.complement());
+  automata.emplace_back("length 2..40", CharDfa::length(2, 40));
+  automata.emplace_back("names of length 4..8", CharDfa::intersect(names, CharDfa::length(4, 8)));
+  for (const auto& [what, d] : automata) {
+    ASSERT_TRUE(d.known_minimal()) << what;
+    ASSERT_FALSE(d.empty()) << what;
+    const auto shared = std::make_shared<const CharDfa>(d);
+    for (const bool json : {false, true}) {
+      const Rule rule{"s", automaton_expr(shared, json), {}, true};
+      for (const EscapeRuleFn* fn : std::vector<const EscapeRuleFn*>{nullptr, &escapes.spelled, &escapes.by_rule}) {
+        const RuleDfa a = determinize_rule(rule, 1u << 20, nullptr, json ? fn : nullptr);
+        EXPECT_EQ(live(a).size(), a.size()) << what << (json ? " (JSON string)" : "");
+      }
+    }
+  }
+}
+
 // A grammar's memo of shapes (EscapeRuleFn::shapes) changes nothing in the automata: each
 // built with the memo, for the first time or again after other automata filled it, is the
 // one built without it, state for state and edge for edge.

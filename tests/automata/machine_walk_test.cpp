@@ -133,5 +133,20 @@ TEST(MachineWalk, InliningCountsAnElementOncePerMove) {
   }
 }
 
+// A machine that names a state or an element it does not have, or whose offsets do not frame
+// its moves, is refused when the node is made (its readers index it unchecked).
+TEST(MachineWalk, MalformedMachinesAreRefused) {
+  const auto make = [](std::shared_ptr<ElementMachine> m) {
+    return Expr::machine_walk(std::move(m), Expr::literal(","), {Expr::literal("a"), Expr::literal("b")});
+  };
+  EXPECT_NO_THROW(make(machine({{{0, 1}, {1, 1}}, {}}, {0, 1})));
+  EXPECT_THROW(make(machine({{{0, 2}}, {}}, {0, 1})), std::invalid_argument);  // state 2 of 2
+  EXPECT_THROW(make(machine({{{2, 1}}, {}}, {0, 1})), std::invalid_argument);  // element 2 of 2
+  EXPECT_THROW(make(machine({}, {})), std::invalid_argument);                  // no state
+  auto short_offsets = machine({{{0, 1}}, {}}, {0, 1});
+  short_offsets->move_begin.pop_back();
+  EXPECT_THROW(make(short_offsets), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace lockstep
