@@ -15,12 +15,6 @@ namespace lockstep {
 
 namespace {
 
-// Decides the references of a body in the order a substituting pass would meet them (depth
-// first, children in order, never inside a body just substituted: its references were
-// decided with its own rule) and returns roughly the automaton states the body expands into
-// (repetitions multiply their child; a substituted reference counts as its rule's planned
-// size). One walk for both: `decide` says whether a reference to a rule of `planned` size
-// is substituted, given what is left of the body's budget.
 // How many times walk_nfa builds each child of a machine walk: the separator once per state
 // entered by a move that has moves of its own, an element once per move that reads it (a
 // move of a state no walk reaches counts too: a front end's machines have none).
@@ -38,6 +32,12 @@ std::vector<size_t> machine_uses(const Expr& e) {
   return times;
 }
 
+// Decides the references of a body in the order a substituting pass would meet them (depth
+// first, children in order, never inside a body just substituted: its references were
+// decided with its own rule) and returns roughly the automaton states the body expands into
+// (repetitions multiply their child; a substituted reference counts as its rule's planned
+// size). One walk for both: `decide` says whether a reference to a rule of `planned` size
+// is substituted, given what is left of the body's budget.
 template <typename Decide>
 size_t plan_body(const Expr& e, const std::vector<size_t>& planned, size_t& budget, Decide& decide) {
   constexpr size_t kCap = size_t{1} << 40;

@@ -98,6 +98,11 @@ TEST(MachineWalk, SameLanguageAsTheMachineWrittenAsRules) {
     for (const auto& e : walk->rule_edges(q)) EXPECT_NE(e.rule, static_cast<uint32_t>(g.find_rule("sep"))) << q;
   }
   EXPECT_GT(walk->rule_end(first) - walk->rule_start(first), 5u);
+  // Printed as a named node with its separator and elements (its walks spelled out could be
+  // endless).
+  const std::string text = walk_grammar(the_machine()).to_gbnf();
+  EXPECT_NE(text.find("first ::= [machine-5-states-9-moves sep : \"a\" | \"b\" | (\"c\" v) | \"x\"]"), std::string::npos)
+      << text;
 }
 
 // Two walks of the same elements and separator whose machines differ (a before b, b before
