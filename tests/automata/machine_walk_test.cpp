@@ -9,26 +9,13 @@
 
 #include "automata/inline.h"
 #include "automata/matcher.h"
+#include "tests/automata/language_strings.h"
 
 namespace lockstep {
 namespace {
 
-bool accepts(const GrammarAutomaton& g, std::string_view text) {
-  EarleyParser p(g);
-  return p.advance(text) && p.accepting();
-}
-
-std::vector<std::string> all_strings(const std::string& alphabet, size_t max_len) {
-  std::vector<std::string> out{""};
-  for (size_t begin = 0, len = 0; len < max_len; ++len) {
-    const size_t end = out.size();
-    for (size_t i = begin; i < end; ++i) {
-      for (const char c : alphabet) out.push_back(out[i] + c);
-    }
-    begin = end;
-  }
-  return out;
-}
+using test_languages::accepts;
+using test_languages::all_strings;
 
 // A machine from per-state (element, target) moves and accepting flags.
 std::shared_ptr<ElementMachine> machine(const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& moves,

@@ -9,14 +9,13 @@
 
 #include "automata/inline.h"
 #include "automata/matcher.h"
+#include "tests/automata/language_strings.h"
 
 namespace lockstep {
 namespace {
 
-bool accepts(const GrammarAutomaton& g, std::string_view text) {
-  EarleyParser p(g);
-  return p.advance(text) && p.accepting();
-}
+using test_languages::accepts;
+using test_languages::all_strings;
 
 // `gbnf` with the rules `kept` kept from inlining (as the front end keeps a member machine's
 // states), tail-merged when `merge`; a rule `first` is kept from inlining too (as the front
@@ -32,19 +31,6 @@ Grammar with_merged(std::string_view gbnf, const std::vector<std::string>& kept,
     g.rules[static_cast<size_t>(r)].tail_merged = merge;
   }
   return g;
-}
-
-// Every string over `alphabet` of at most `max_len` bytes.
-std::vector<std::string> all_strings(const std::string& alphabet, size_t max_len) {
-  std::vector<std::string> out{""};
-  for (size_t begin = 0, len = 0; len < max_len; ++len) {
-    const size_t end = out.size();
-    for (size_t i = begin; i < end; ++i) {
-      for (const char c : alphabet) out.push_back(out[i] + c);
-    }
-    begin = end;
-  }
-  return out;
 }
 
 // A member machine as the JSON Schema front end writes one (three required names in any
