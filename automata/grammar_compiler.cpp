@@ -137,11 +137,11 @@ class AutomatonBuilder {
         dfas.resize(escape_rules.end());
         compiled.resize(escape_rules.end(), 0);
         keys.resize(escape_rules.end());
+        trim_free.resize(escape_rules.end(), 0);
       }
       for (const auto& e : dfa.rules) {
         if (!compiled[e.rule]) todo.push_back(e.rule);
       }
-      if (r >= trim_free.size()) trim_free.resize(r + 1, 0);
       trim_free[r] = built_trim(*built);
       dfas[r] = std::move(dfa);
     }

@@ -295,13 +295,6 @@ struct CpNfa {
     check_limit(edges.size());
     return static_cast<uint32_t>(edges.size() - 1);
   }
-  // A machine walk (Expr::Kind::kMachine) from `from` to `to`: a fresh state per machine
-  // state, after one element or more, and one after its separator.
-  template <typename Build>
-  void build_walk(const Expr& e, uint32_t from, uint32_t to, const Build& sub) {
-    walk_nfa(*e.machine, e.children, from, to, [&] { return add(); }, [&](uint32_t a, uint32_t b) { eps[a].push_back(b); },
-             sub);
-  }
   void build(const Expr& e, uint32_t from, uint32_t to) {
     switch (e.kind) {
       case Expr::Kind::kEmpty:
@@ -353,7 +346,9 @@ struct CpNfa {
         for (const auto& c : e.children) build(c, from, to);
         return;
       case Expr::Kind::kMachine:
-        build_walk(e, from, to, [&](const Expr& x, uint32_t a, uint32_t b) { build(x, a, b); });
+        walk_nfa(
+            *e.machine, e.children, from, to, [&] { return add(); }, [&](uint32_t a, uint32_t b) { eps[a].push_back(b); },
+            [&](const Expr& x, uint32_t a, uint32_t b) { build(x, a, b); });
         return;
       case Expr::Kind::kRepeat: {
         const Expr& child = e.children[0];
