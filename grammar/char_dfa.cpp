@@ -449,7 +449,7 @@ class CharDfaBuilder {
     return out;
   }
 
-  static CharDfa product(const CharDfa& a, const CharDfa& b, bool both, size_t max_states) {
+  static CharDfa product(const CharDfa& a, const CharDfa& b, bool both, size_t max_states, size_t* explored) {
     // For union, make both complete first so that a missing edge on one side still lets
     // the other side go on.
     const CharDfa ca = both ? a : a.completed();
@@ -485,6 +485,7 @@ class CharDfaBuilder {
       out.states_[d].final = both ? (ca.states_[x].final && cb.states_[y].final)
                                   : (ca.states_[x].final || cb.states_[y].final);
     }
+    if (explored) *explored = pairs.size();
     return out.minimized();
   }
 };
@@ -553,14 +554,16 @@ CharDfa CharDfa::from_states(std::vector<State> states) {
   return d;
 }
 
-CharDfa CharDfa::intersect(const CharDfa& a, const CharDfa& b, size_t max_states) {
+CharDfa CharDfa::intersect(const CharDfa& a, const CharDfa& b, size_t max_states, size_t* explored) {
+  if (explored) *explored = 0;
   if (auto w = intersect_words(a, b)) return sorted_literals(std::move(*w));  // a subset: fits
   for (const auto& [x, y] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
     if (y->length_ && y->length_->second != kUnbounded) return with_length(*x, y->length_->first, y->length_->second, max_states);
   }
-  return CharDfaBuilder::product(a, b, true, max_states);
+  return CharDfaBuilder::product(a, b, true, max_states, explored);
 }
-CharDfa CharDfa::unite(const CharDfa& a, const CharDfa& b, size_t max_states) {
+CharDfa CharDfa::unite(const CharDfa& a, const CharDfa& b, size_t max_states, size_t* explored) {
+  if (explored) *explored = 0;
   if (auto w = unite_words(a, b)) {
     try {
       return sorted_literals(std::move(*w));
@@ -568,7 +571,7 @@ CharDfa CharDfa::unite(const CharDfa& a, const CharDfa& b, size_t max_states) {
       // The merged trie is too large; its minimized automaton may still fit.
     }
   }
-  return CharDfaBuilder::product(a, b, false, max_states);
+  return CharDfaBuilder::product(a, b, false, max_states, explored);
 }
 
 CharDfa CharDfa::completed() const {

@@ -80,9 +80,13 @@ class CharDfa {
   /// (before minimization). When an operand has words() (both, for unite), they are set
   /// operations on the word lists instead (intersect_words / unite_words), linear in the
   /// words' bytes; unite falls back to the product when the merged trie is past the limit.
-  /// Intersecting with length(min, max) for a finite max is with_length().
-  static CharDfa intersect(const CharDfa& a, const CharDfa& b, size_t max_states = CharDfa::max_states());
-  static CharDfa unite(const CharDfa& a, const CharDfa& b, size_t max_states = CharDfa::max_states());
+  /// Intersecting with length(min, max) for a finite max is with_length(). With `explored`
+  /// given, it is set to the states the product walked (its cost; 0 when word lists or a
+  /// length answered).
+  static CharDfa intersect(const CharDfa& a, const CharDfa& b, size_t max_states = CharDfa::max_states(),
+                           size_t* explored = nullptr);
+  static CharDfa unite(const CharDfa& a, const CharDfa& b, size_t max_states = CharDfa::max_states(),
+                       size_t* explored = nullptr);
   /// The words of a ∩ b (sorted, unique) when a or b has words(); of a ∪ b when both have.
   /// Otherwise nullopt. Callers that keep an operand whose list is unchanged compare sizes.
   static std::optional<std::vector<std::string>> intersect_words(const CharDfa& a, const CharDfa& b);

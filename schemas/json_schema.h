@@ -13,7 +13,8 @@
 //     integer digits and a fraction that is empty, exactly "0", or ends in a non-zero digit
 //     at most 20 places after the point (any exponent: schemas/number_language.h); beyond
 //     that it may be rejected, and `not` rejects it too; a multipleOf whose automaton would
-//     be too large accepts plain texts only (with a warning);
+//     be too large, or a Boolean combination of them past the schema's budget for set
+//     operations (schemas/number_sets.h), accepts plain texts only (with a warning);
 //   - keys are not checked for duplicates (JSON texts from a parser's object have none),
 //     except that in any order a required name tracked by itself is read once;
 //     on an object with more than 8 required-member conditions, required names are

@@ -65,11 +65,15 @@ class Registry {
     return subsets_.count({super, sub}) > 0;
   }
 
-  // The result of an operation: an automaton, and whether it was taken on the operands'
-  // plain texts only (their product with exponent texts was too large).
+  // The result of an operation: an automaton, whether it was taken on the operands' plain
+  // texts only (their product with exponent texts was too large), the states its product
+  // walked (charged to the schema's ProductBudget, again when memoized), and `over`: the
+  // budget left cut the product short (a result for this budget only, not memoized).
   struct Result {
     DfaPtr dfa;
     bool plain = false;
+    size_t cost = 0;
+    bool over = false;
   };
 
   // op(a, b) (b may be null), memoized when the operands are registered; otherwise among the
@@ -91,6 +95,7 @@ class Registry {
       }
     }
     Result r = make();
+    if (r.over) return r;
     std::lock_guard lock(mutex_);
     if (!memo) {
       recent_results_.push_back({op, a, b, r});
@@ -219,26 +224,62 @@ DfaPtr plain_texts(const DfaPtr& x) {
       .dfa;
 }
 
+thread_local ProductBudget* current_budget = nullptr;
+
+// The intersection or union of the plain texts of x and y.
+DfaPtr plain_product(const DfaPtr& x, const DfaPtr& y, bool intersection) {
+  const CharDfa& a = *plain_texts(x);
+  const CharDfa& b = *plain_texts(y);
+  return Registry::wrap(intersection ? CharDfa::intersect(a, b) : CharDfa::unite(a, b));
+}
+
 // The product of x and y; past kMaxProductStates (the exponent machinery of both multiplies
 // out, e.g. unions and complements of several multipleOf), the product of their plain texts.
-// An intersection with a set of plain texts only (`x_plain`, `y_plain`: one made by such a
-// product) is one of plain texts from the start: the same language, without first walking
-// the other operand's exponent machinery.
-Registry::Result product(const DfaPtr& x, bool x_plain, const DfaPtr& y, bool y_plain, bool intersection) {
-  auto op = [&](const CharDfa& a, const CharDfa& b, size_t limit) {
-    return intersection ? CharDfa::intersect(a, b, limit) : CharDfa::unite(a, b, limit);
-  };
-  if (intersection && (x_plain || y_plain)) {
-    return {Registry::wrap(op(*plain_texts(x), *plain_texts(y), CharDfa::max_states())), false};  // nothing lost
-  }
+// Past `left` (the schema's budget, when smaller), the same, marked `over`. An intersection
+// with a set of plain texts only (`x_plain`, `y_plain`: one made by such a product) is one of
+// plain texts from the start: the same language, without first walking the other operand's
+// exponent machinery.
+Registry::Result product(const DfaPtr& x, bool x_plain, const DfaPtr& y, bool y_plain, bool intersection,
+                         size_t left) {
+  if (intersection && (x_plain || y_plain)) return {plain_product(x, y, true), false};  // nothing lost
+  const size_t limit = std::min(kMaxProductStates, left);
+  size_t explored = 0;
   try {
-    return {Registry::wrap(op(*x, *y, kMaxProductStates)), false};
+    if (limit > 0) {
+      CharDfa d = intersection ? CharDfa::intersect(*x, *y, limit, &explored) : CharDfa::unite(*x, *y, limit, &explored);
+      return {Registry::wrap(std::move(d)), false, explored};
+    }
   } catch (const AutomatonLimitError&) {
-    return {Registry::wrap(op(*plain_texts(x), *plain_texts(y), CharDfa::max_states())), true};
   }
+  if (limit < kMaxProductStates) return {plain_product(x, y, intersection), true, left + 1, true};
+  return {plain_product(x, y, intersection), true, kMaxProductStates};
+}
+
+// op(x, y) through the registry, within the schema's ProductBudget: a result (memoized or
+// not) whose product cost more than is left is taken on plain texts, and the budget is spent.
+// `plain` is that fallback.
+Registry::Result budgeted(char op, const DfaPtr& x, const DfaPtr& y,
+                          const std::function<Registry::Result(size_t)>& make,
+                          const std::function<DfaPtr()>& plain) {
+  const size_t left = ProductBudget::left();
+  Registry::Result r = Registry::get().operation(op, x, y, [&] { return make(left); });
+  if (r.cost > left) {
+    ProductBudget::take(left);
+    if (!r.plain) r = {plain(), true, left + 1, true};
+    return r;
+  }
+  ProductBudget::take(r.cost);
+  return r;
 }
 
 }  // namespace
+
+ProductBudget::ProductBudget(size_t states) : left_(states), outer_(current_budget) { current_budget = this; }
+ProductBudget::~ProductBudget() { current_budget = outer_; }
+size_t ProductBudget::left() { return current_budget ? current_budget->left_ : SIZE_MAX; }
+void ProductBudget::take(size_t states) {
+  if (current_budget) current_budget->left_ -= std::min(states, current_budget->left_);
+}
 
 DfaPtr every_number() {
   static const DfaPtr d = std::make_shared<const CharDfa>(all_numbers());
@@ -279,7 +320,8 @@ NumberSet numbers_and(const NumberSet& a, const NumberSet& b) {
   const auto& x = in_order ? a.texts : b.texts;
   const auto& y = in_order ? b.texts : a.texts;
   const bool x_plain = (in_order ? a : b).region & kPlain, y_plain = (in_order ? b : a).region & kPlain;
-  const auto p = r.operation('&', x, y, [&] { return product(x, x_plain, y, y_plain, true); });
+  const auto p = budgeted('&', x, y, [&](size_t left) { return product(x, x_plain, y, y_plain, true, left); },
+                          [&] { return plain_product(x, y, true); });
   return set(p.dfa, p.plain ? kPlain : region, lost || p.plain);
 }
 
@@ -294,7 +336,8 @@ NumberSet numbers_or(const NumberSet& a, const NumberSet& b) {
   const bool in_order = a.texts.get() < b.texts.get();
   const auto& x = in_order ? a.texts : b.texts;
   const auto& y = in_order ? b.texts : a.texts;
-  const auto p = Registry::get().operation('|', x, y, [&] { return product(x, false, y, false, false); });
+  const auto p = budgeted('|', x, y, [&](size_t left) { return product(x, false, y, false, false, left); },
+                          [&] { return plain_product(x, y, false); });
   return set(p.dfa, p.plain ? kPlain : region, lost || p.plain);
 }
 
@@ -312,11 +355,15 @@ NumberSet numbers_not(const NumberSet& a) {
     if (!plain_only) return n;
   }
   const uint8_t region = a.region;
-  const auto p = Registry::get().operation(static_cast<char>('0' + region), a.texts, nullptr,
-                                           [&] {
-                                             const DfaPtr not_a = Registry::wrap(a.texts->complement());
-                                             return product(region_set(region), region & kPlain, not_a, false, true);
-                                           });
+  // The complement is memoized with the result (the product's operand must outlive it).
+  DfaPtr not_a;
+  auto complement = [&] {
+    if (!not_a) not_a = Registry::wrap(a.texts->complement());
+    return not_a;
+  };
+  const auto p = budgeted(static_cast<char>('0' + region), a.texts, nullptr,
+                          [&](size_t left) { return product(region_set(region), region & kPlain, complement(), false, true, left); },
+                          [&] { return plain_product(region_set(region), complement(), true); });
   return set(p.dfa, p.plain ? kPlain : region, a.lost_exponents || p.plain);
 }
 

@@ -13,6 +13,8 @@
 // Thread-safe. Internal to the schemas layer.
 #pragma once
 
+#include <cstddef>
+
 #include "schemas/number_language.h"
 #include "schemas/schema_model.h"
 
@@ -26,6 +28,34 @@ inline constexpr size_t kMaxSharedAutomaton = 5000;
 /// States a product of two number automata may reach before it is taken on their plain
 /// texts alone (NumberSet::lost_exponents).
 inline constexpr size_t kMaxProductStates = 50000;
+/// States the products of one schema's set operations (numbers_and past its conjunction walk,
+/// numbers_or, numbers_not) may reach in all while they keep exponent texts; from there on,
+/// its set operations are on plain texts (NumberSet::lost_exponents). A product costs about
+/// 0.3–1 µs a state, and Boolean combinations of multipleOf multiply exponent machinery
+/// (oneOf of multipleOf 33, 12 and 77: 21,830 states, 150 ms, before a later product
+/// dropped exponent texts anyway); 25,000 states keep the work of a schema's number algebra
+/// with exponent texts near 10 ms. A memoized result counts its first cost again, so a
+/// schema gets the same sets in a fresh process as after others.
+inline constexpr size_t kMaxSchemaProductStates = 25000;
+
+/// While alive, the set operations on this thread draw on one budget of `states` (the
+/// schema compiler holds one per schema); scopes nest, the innermost counting. Without one,
+/// only kMaxProductStates applies. Not copyable.
+class ProductBudget {
+ public:
+  explicit ProductBudget(size_t states = kMaxSchemaProductStates);
+  ~ProductBudget();
+  ProductBudget(const ProductBudget&) = delete;
+  ProductBudget& operator=(const ProductBudget&) = delete;
+  /// States left: SIZE_MAX without a scope.
+  static size_t left();
+  /// Takes `states` from the innermost budget (at most what is left).
+  static void take(size_t states);
+
+ private:
+  size_t left_;
+  ProductBudget* outer_;
+};
 
 /// Every number text: neutral for numbers_and, absorbing for numbers_or.
 DfaPtr every_number();

@@ -567,6 +567,7 @@ CompiledSchema SchemaCompiler::run(uint32_t depth, bool bare) {
   auto b = base_of_.find("");
   const TermPtr root = t_schema(&doc_, "", b != base_of_.end() ? b->second : "");
   if (!doc_.is_object() && !doc_.is_boolean()) throw SchemaError("", "a schema must be an object or a boolean");
+  const ProductBudget budget;  // the number algebra's, for this schema (number_sets.h)
   GrammarBuilder builder(*this);
   CompiledSchema out;
   try {

@@ -7,6 +7,7 @@
 #include "automata/grammar_automaton.h"
 #include "automata/earley.h"
 #include "schemas/json_schema.h"
+#include "schemas/number_sets.h"
 #include "schemas/tool_calls.h"
 #include "tests/schemas/compiled_schema.h"
 
@@ -118,6 +119,54 @@ TEST(NumberSchema, IntersectingPlainTextsLosesNoMoreExponents) {
   EXPECT_NE(c.schema.warnings[0].find("*0.997"), std::string::npos) << c.schema.warnings[0];
   // The complement alone keeps its exponent texts.
   expect(R"({"type":"number","not":{"multipleOf":7}})", {"1.5e0", "8e0"}, {"7e0", "1.4e1"});
+}
+
+TEST(NumberSchema, SetOperationsPastTheSchemaBudgetArePlain) {
+  // The union of the multiples of 33 and 12 with exponent texts has 21,741 states; adding the
+  // multiples of 77 passes the schema's budget for set operations (kMaxSchemaProductStates),
+  // so that union is taken on plain texts, with the warning.
+  const std::string two = R"({"type":"number","anyOf":[{"multipleOf":33},{"multipleOf":12}]})";
+  const Compiled c2 = compile(two);
+  expect(c2, {"66", "3.3e1", "2.4e1", "36"}, {"13", "3.4e1"}, two);
+  EXPECT_TRUE(c2.schema.warnings.empty()) << c2.schema.warnings[0];
+  const std::string three = R"({"type":"number","anyOf":[{"multipleOf":33},{"multipleOf":12},{"multipleOf":77}]})";
+  const Compiled c3 = compile(three);
+  expect(c3, {"66", "24", "154", "-231", "36.0"}, {"13", "3.3e1", "1.54e2", "7"}, three);
+  ASSERT_EQ(c3.schema.warnings.size(), 1u);
+  EXPECT_NE(c3.schema.warnings[0].find("only without exponent"), std::string::npos) << c3.schema.warnings[0];
+  // A small combination keeps its exponent texts.
+  expect(R"({"type":"number","not":{"anyOf":[{"multipleOf":2},{"multipleOf":5}]}})", {"3", "1.1e1", "7e0"},
+         {"1e1", "4", "2.5e1"});
+}
+
+TEST(NumberSchema, AMemoizedSetOperationCostsItsProductAgain) {
+  // The same schema gets the same sets whatever the process computed before: a result
+  // memoized under a large budget is over a small one.
+  schema::NumberSet two, five;
+  bool plain = false;
+  NumberConstraints m;
+  m.multiple_of = {Decimal::parse("2")};
+  two = schema::numbers_constrained(m, plain);
+  m.multiple_of = {Decimal::parse("5")};
+  five = schema::numbers_constrained(m, plain);
+  schema::NumberSet first;
+  {
+    const schema::ProductBudget large(schema::kMaxSchemaProductStates);
+    first = schema::numbers_or(two, five);
+    EXPECT_LT(schema::ProductBudget::left(), schema::kMaxSchemaProductStates);  // the product cost something
+  }
+  EXPECT_FALSE(first.lost_exponents);
+  EXPECT_TRUE(first.texts->accepts("1e1"));
+  {
+    const schema::ProductBudget small(1);
+    const schema::NumberSet again = schema::numbers_or(two, five);
+    EXPECT_TRUE(again.lost_exponents);
+    EXPECT_FALSE(again.texts->accepts("1e1"));
+    EXPECT_TRUE(again.texts->accepts("10"));
+    EXPECT_EQ(schema::ProductBudget::left(), 0u);
+  }
+  const schema::ProductBudget large(schema::kMaxSchemaProductStates);
+  EXPECT_EQ(schema::numbers_or(two, five).texts, first.texts);
 }
 
 TEST(NumberSchema, CanonicalNumbersAreWhatSerializersWrite) {
