@@ -2,6 +2,7 @@
 // 2020-12), and $ref resolution within the document.
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -553,6 +554,15 @@ bool keyword_in_draft(const std::string& keyword, int draft) {
 
 }  // namespace
 
+namespace {
+// A schema that is a non-empty anyOf and nothing else but annotations.
+bool only_any_of(const json& node) {
+  if (!node.is_object() || !node.contains("anyOf") || !node["anyOf"].is_array() || node["anyOf"].empty()) return false;
+  static const std::set<std::string> annotations = {"anyOf", "description", "title", "$comment", "comment", "examples", "default"};
+  return std::all_of(node.items().begin(), node.items().end(), [](const auto& kv) { return annotations.count(kv.key()) > 0; });
+}
+}  // namespace
+
 Norm SchemaCompiler::normalize_schema(const Term& t) {
   const std::string& p = t.pointer;
   if (!t.node->is_object()) throw SchemaError(p, "a schema must be an object or a boolean");
@@ -617,7 +627,21 @@ Norm SchemaCompiler::normalize_schema(const Term& t) {
     }
     n = intersect(n, normalize(t_or(std::move(exactly_one))));
   }
-  if (s.contains("not")) n = intersect(n, normalize(t_not(child(t, s["not"], "/not"))));
+  if (s.contains("not")) {
+    // not: {anyOf: [x…]} is ∧ ¬x (De Morgan), each complement joining the running
+    // intersection: where the sets so far are small (a range of integers), every product
+    // stays small, where the complement of the union alone can be huge (the plain texts of
+    // numbers that are no multiple of 2, 5, 7, 11, 13 or 37: 62,963 states, 250 ms).
+    const json& target = s["not"];
+    if (only_any_of(target)) {
+      const json& branches = target["anyOf"];
+      for (size_t i = 0; i < branches.size(); ++i) {
+        n = intersect(n, normalize(t_not(child(t, branches[i], "/not/anyOf/" + std::to_string(i)))));
+      }
+    } else {
+      n = intersect(n, normalize(t_not(child(t, target, "/not"))));
+    }
+  }
   if (s.contains("if") && (s.contains("then") || s.contains("else"))) {
     const TermPtr cond = child(t, s["if"], "/if");
     const TermPtr then = s.contains("then") ? child(t, s["then"], "/then") : t_true();

@@ -139,6 +139,37 @@ TEST(NumberSchema, SetOperationsPastTheSchemaBudgetArePlain) {
          {"1e1", "4", "2.5e1"});
 }
 
+TEST(NumberSchema, NotOfAnyOfIsEachComplementInTurn) {
+  // Integer multiples of 13.5 in (-1000, -100) that are no multiple of 2, 13, 5, 7, 11 or 37.
+  // The complements join the running intersection one by one, so every product is small and
+  // exponent texts stay; the complement of the union alone would pass the schema's budget.
+  const std::string schema = R"({"type":"integer","multipleOf":13.5,"exclusiveMinimum":-1000,"exclusiveMaximum":-100,
+      "not":{"description":"no small prime factor","anyOf":[{"multipleOf":2},{"multipleOf":13},{"multipleOf":5},
+      {"multipleOf":7},{"multipleOf":11},{"multipleOf":37}]}})";
+  const Compiled c = compile(schema);
+  EXPECT_TRUE(c.schema.warnings.empty()) << c.schema.warnings[0];
+  for (int v = -1000; v <= -100; ++v) {
+    const bool valid = v > -1000 && v < -100 && v % 27 == 0 && v % 2 != 0 && v % 13 != 0 && v % 5 != 0 &&
+                       v % 7 != 0 && v % 11 != 0 && v % 37 != 0;
+    const std::string text = std::to_string(v), exponent = "-" + text.substr(1, 1) + "." + text.substr(2) + "e2";
+    EXPECT_EQ(c.accepts(text), valid) << text;
+    if (v <= -100 && v > -1000) {
+      EXPECT_EQ(c.accepts(exponent), valid) << exponent;
+    }
+  }
+  EXPECT_FALSE(c.accepts("\"x\""));
+  // Other types: not (a string, or a number ≥ 5, or any other value: minimum accepts every
+  // non-number), with and without annotations beside the anyOf: numbers below 5.
+  for (const std::string s : {R"({"not":{"anyOf":[{"type":"string"},{"minimum":5}]}})",
+                              R"({"not":{"title":"t","anyOf":[{"type":"string"},{"minimum":5}]}})"}) {
+    expect(s, {"3", "4.5e0", "-1"}, {"\"x\"", "7", "5e0", "null", "true", "[]", "{}"});
+  }
+  // Beside another keyword the anyOf is not taken apart: not (an object, which both
+  // alternatives allow), so every value but objects.
+  expect(R"({"not":{"type":"object","anyOf":[{"type":"string"},{"minimum":5}]}})",
+         {"null", "true", "3", "7", "\"x\"", "[]"}, {"{}", "{\"a\":1}"});
+}
+
 TEST(NumberSchema, AMemoizedSetOperationCostsItsProductAgain) {
   // The same schema gets the same sets whatever the process computed before: a result
   // memoized under a large budget is over a small one.
