@@ -355,7 +355,7 @@ NumberSet numbers_not(const NumberSet& a) {
     if (!plain_only) return n;
   }
   const uint8_t region = a.region;
-  // The complement is memoized with the result (the product's operand must outlive it).
+  // The complement, made at most once and only when the result is not memoized already.
   DfaPtr not_a;
   auto complement = [&] {
     if (!not_a) not_a = Registry::wrap(a.texts->complement());
