@@ -255,18 +255,16 @@ Registry::Result product(const DfaPtr& x, bool x_plain, const DfaPtr& y, bool y_
   return {plain_product(x, y, intersection), true, kMaxProductStates};
 }
 
-// op(x, y) through the registry, within the schema's ProductBudget: a result (memoized or
-// not) whose product cost more than is left is taken on plain texts, and the budget is spent.
-// `plain` is that fallback.
+// op(x, y) through the registry, within the schema's ProductBudget: `make(left)` is the
+// product within `left` states. A result (memoized or not) whose product cost more than is
+// left is taken on plain texts (make(0): no states left), and the budget is spent.
 Registry::Result budgeted(char op, const DfaPtr& x, const DfaPtr& y,
-                          const std::function<Registry::Result(size_t)>& make,
-                          const std::function<DfaPtr()>& plain) {
+                          const std::function<Registry::Result(size_t)>& make) {
   const size_t left = ProductBudget::left();
   Registry::Result r = Registry::get().operation(op, x, y, [&] { return make(left); });
   if (r.cost > left) {
     ProductBudget::take(left);
-    if (!r.plain) r = {plain(), true, left + 1, true};
-    return r;
+    return r.plain ? r : make(0);
   }
   ProductBudget::take(r.cost);
   return r;
@@ -320,8 +318,7 @@ NumberSet numbers_and(const NumberSet& a, const NumberSet& b) {
   const auto& x = in_order ? a.texts : b.texts;
   const auto& y = in_order ? b.texts : a.texts;
   const bool x_plain = (in_order ? a : b).region & kPlain, y_plain = (in_order ? b : a).region & kPlain;
-  const auto p = budgeted('&', x, y, [&](size_t left) { return product(x, x_plain, y, y_plain, true, left); },
-                          [&] { return plain_product(x, y, true); });
+  const auto p = budgeted('&', x, y, [&](size_t left) { return product(x, x_plain, y, y_plain, true, left); });
   return set(p.dfa, p.plain ? kPlain : region, lost || p.plain);
 }
 
@@ -336,8 +333,7 @@ NumberSet numbers_or(const NumberSet& a, const NumberSet& b) {
   const bool in_order = a.texts.get() < b.texts.get();
   const auto& x = in_order ? a.texts : b.texts;
   const auto& y = in_order ? b.texts : a.texts;
-  const auto p = budgeted('|', x, y, [&](size_t left) { return product(x, false, y, false, false, left); },
-                          [&] { return plain_product(x, y, false); });
+  const auto p = budgeted('|', x, y, [&](size_t left) { return product(x, false, y, false, false, left); });
   return set(p.dfa, p.plain ? kPlain : region, lost || p.plain);
 }
 
@@ -362,8 +358,7 @@ NumberSet numbers_not(const NumberSet& a) {
     return not_a;
   };
   const auto p = budgeted(static_cast<char>('0' + region), a.texts, nullptr,
-                          [&](size_t left) { return product(region_set(region), region & kPlain, complement(), false, true, left); },
-                          [&] { return plain_product(region_set(region), complement(), true); });
+                          [&](size_t left) { return product(region_set(region), region & kPlain, complement(), false, true, left); });
   return set(p.dfa, p.plain ? kPlain : region, a.lost_exponents || p.plain);
 }
 
