@@ -13,6 +13,7 @@
 #include "automata/grammar_automaton.h"
 #include "automata/mask_cache.h"
 #include "grammar/grammar.h"
+#include "schemas/json_document.h"
 #include "schemas/json_schema.h"
 #include "schemas/tool_calls.h"
 
@@ -80,7 +81,7 @@ JsonSchemaOptions options_from_json(const ordered_json& j) {
 // the root naming the byte offset.
 ordered_json parse_json(std::string_view text, const char* what) {
   try {
-    return ordered_json::parse(text);
+    return read_json(text);
   } catch (const ordered_json::parse_error& e) {
     throw Error(ErrorLocation::at_offset(e.byte), fmt::format("the {} is not valid JSON ({})", what, e.what()));
   }

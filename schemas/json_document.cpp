@@ -31,11 +31,13 @@ ErrorLocation place_in(const std::string& name, const std::string& text, size_t 
   return where;
 }
 
-// SAX events → the document, with a stack of open objects and arrays.
+// SAX events → the document, with a stack of open objects and arrays. An object's members
+// are gathered in a vector of their own and moved into it when it closes: nlohmann's object
+// is a vector of pairs with a const key, so growing it in place copies every member read so
+// far, subtrees included (a fifth of compiling a Kubernetes schema went to those copies).
 class DocumentBuilder {
  public:
-  DocumentBuilder(ojson& root, const std::string& name)
-      : root_(root), name_(name), limit_(engine_limits().nesting_depth) {}
+  DocumentBuilder(ojson& root, const std::string& name, uint64_t limit) : root_(root), name_(name), limit_(limit) {}
 
   size_t failed_at = 0;  // 1-based byte where the token the parser failed on starts
 
@@ -53,13 +55,12 @@ class DocumentBuilder {
 
   bool key(std::string& k) {
     Open& o = stack_.back();
-    auto& members = o.value->get_ref<ojson::object_t&>();
-    const auto [at, fresh] = o.keys.try_emplace(k, members.size());
-    if (fresh) {
-      members.emplace_back(std::move(k), nullptr);  // the vector's own: no search
-      slot_ = &members.back().second;
+    const size_t at = o.find(k);
+    if (at == kNone) {
+      o.add(std::move(k));
+      slot_ = &o.members.back().second;
     } else {
-      slot_ = &(members.begin() + static_cast<std::ptrdiff_t>(at->second))->second;
+      slot_ = &o.members[at].second;
     }
     return true;
   }
@@ -71,13 +72,35 @@ class DocumentBuilder {
   }
 
  private:
+  static constexpr size_t kNone = SIZE_MAX;
+  // Objects of up to this many members find a key by a scan; larger ones keep a hash.
+  static constexpr size_t kScanMembers = 16;
   struct Open {
     ojson* value;
-    std::unordered_map<std::string, size_t> keys;  // objects: key → index among the members
+    std::vector<std::pair<std::string, ojson>> members;  // an object's, in order
+    std::unordered_map<std::string, size_t> keys;        // past kScanMembers: key → index
+    size_t find(const std::string& k) const {
+      if (members.size() <= kScanMembers) {
+        for (size_t i = 0; i < members.size(); ++i) {
+          if (members[i].first == k) return i;
+        }
+        return kNone;
+      }
+      const auto it = keys.find(k);
+      return it == keys.end() ? kNone : it->second;
+    }
+    void add(std::string k) {
+      members.emplace_back(std::move(k), nullptr);
+      if (members.size() == kScanMembers + 1) {
+        for (size_t i = 0; i < members.size(); ++i) keys.emplace(members[i].first, i);
+      } else if (members.size() > kScanMembers + 1) {
+        keys.emplace(members.back().first, members.size() - 1);
+      }
+    }
   };
 
   ojson* place(ojson v) {
-    // A value inside more than nesting_depth objects and arrays.
+    // A value inside more than `limit_` objects and arrays.
     if (stack_.size() > limit_) {
       ErrorLocation where;
       where.file = name_;
@@ -101,10 +124,18 @@ class DocumentBuilder {
     return true;
   }
   bool open(ojson v) {
-    stack_.push_back({place(std::move(v)), {}});
+    // An open value's place stays put: its parent gets no other member or item before it
+    // closes, and moving an Open keeps its vectors' storage.
+    stack_.push_back({place(std::move(v)), {}, {}});
     return true;
   }
   bool close() {
+    Open& o = stack_.back();
+    if (o.value->is_object()) {
+      auto& object = o.value->get_ref<ojson::object_t&>();
+      object.reserve(o.members.size());
+      for (auto& [k, v] : o.members) object.emplace_back(std::move(k), std::move(v));
+    }
     stack_.pop_back();
     return true;
   }
@@ -118,9 +149,17 @@ class DocumentBuilder {
 
 }  // namespace
 
+ojson read_json(std::string_view text) {
+  ojson doc;
+  const std::string name;
+  DocumentBuilder builder(doc, name, UINT64_MAX);
+  ojson::sax_parse(text, &builder);
+  return doc;
+}
+
 ojson parse_json_document(const std::string& text, const std::string& name) {
   ojson doc;
-  DocumentBuilder builder(doc, name);
+  DocumentBuilder builder(doc, name, engine_limits().nesting_depth);
   try {
     ojson::sax_parse(text, &builder);
   } catch (const nlohmann::json::parse_error& e) {

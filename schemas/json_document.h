@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -18,5 +19,10 @@ namespace lockstep {
 /// nlohmann's parse() does. Throws Error at `name`:line:column for malformed JSON and for a
 /// number beyond the range of a double, LimitError("nesting_depth") at `name` for nesting.
 nlohmann::ordered_json parse_json_document(const std::string& text, const std::string& name);
+
+/// The document `text` holds, read as parse_json_document reads it, with nlohmann's own
+/// exceptions (parse_error naming the byte, out_of_range for a number beyond a double) and
+/// no limit on nesting: ordered_json::parse's contract, in time linear in the text.
+nlohmann::ordered_json read_json(std::string_view text);
 
 }  // namespace lockstep
