@@ -57,7 +57,7 @@ std::vector<ByteRange> hex_digit_bytes(uint32_t d0, uint32_t d1) {
   return out;
 }
 
-void escape_calls(const std::vector<CharDfa::Edge>& edges, bool bmp, std::vector<EscapeCall>& out) {
+void escape_calls(const CharDfa::Edges& edges, bool bmp, std::vector<EscapeCall>& out) {
   size_t n = 0;
   auto add = [&](uint32_t target, CodepointRange r) {
     const auto end = out.begin() + static_cast<ptrdiff_t>(n);

@@ -57,7 +57,7 @@ struct EscapeCall {
 /// The calls of a state with `edges` (sorted, disjoint), targets in order of first
 /// appearance, into `out` (whose storage is reused: a chain of states makes one call each).
 /// With `bmp` false, only code points above U+FFFF (the others spelled out).
-void escape_calls(const std::vector<CharDfa::Edge>& edges, bool bmp, std::vector<EscapeCall>& out);
+void escape_calls(const CharDfa::Edges& edges, bool bmp, std::vector<EscapeCall>& out);
 
 /// The escape rules a grammar's JSON strings call: `rule` names the grammar's rule for a
 /// call's code points (EscapeCall::ranges). With `bmp`, the rules read the \u spellings of

@@ -161,7 +161,7 @@ class Nfa {
   // \u spellings (json_escapes.h): the backslash, then a call of the escape rule of each
   // target's code points; with `bmp` false, "\u" and D or d, then a call of the rule of the
   // surrogate pairs of each target's code points above U+FFFF.
-  void escape_edges(uint32_t from, const std::vector<CharDfa::Edge>& edges, const std::vector<uint32_t>& ids,
+  void escape_edges(uint32_t from, const CharDfa::Edges& edges, const std::vector<uint32_t>& ids,
                     bool bmp) {
     escape_calls(edges, bmp, calls_);
     for (const EscapeCall& c : calls_) {

@@ -424,7 +424,7 @@ class CharDfaBuilder {
       }
       std::sort(points.begin(), points.end());
       points.erase(std::unique(points.begin(), points.end()), points.end());
-      std::vector<CharDfa::Edge> edges;
+      CharDfa::Edges edges;
       for (size_t i = 0; i + 1 < points.size(); ++i) {
         const uint32_t lo = points[i], hi = points[i + 1] - 1;
         targets.clear();
@@ -470,7 +470,7 @@ class CharDfaBuilder {
       const auto x = static_cast<uint32_t>(pairs.key(d) >> 32), y = static_cast<uint32_t>(pairs.key(d));
       const auto& ex = ca.states_[x].edges;
       const auto& ey = cb.states_[y].edges;
-      std::vector<CharDfa::Edge> edges;
+      CharDfa::Edges edges;
       size_t i = 0, j = 0;
       while (i < ex.size() && j < ey.size()) {
         const uint32_t lo = std::max(ex[i].lo, ey[j].lo);
@@ -582,7 +582,7 @@ CharDfa CharDfa::completed() const {
   const uint32_t sink = static_cast<uint32_t>(out.states_.size());
   bool used = false;
   for (auto& st : out.states_) {
-    std::vector<Edge> full;
+    Edges full;
     uint32_t next = 0;
     for (const auto& e : st.edges) {
       if (e.lo > next) full.push_back({next, e.lo - 1, sink}), used = true;

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "grammar/grammar.h"
 #include "grammar/limits.h"
 
@@ -34,8 +36,12 @@ class CharDfa {
     uint32_t lo, hi;  ///< inclusive code-point range
     uint32_t target;
   };
+  /// A state's edges: sorted, disjoint ranges. The first kInlineEdges live in the state
+  /// itself, so most states of a number's or a key's automaton cost no allocation of their own.
+  static constexpr size_t kInlineEdges = 4;
+  using Edges = boost::container::small_vector<Edge, kInlineEdges>;
   struct State {
-    std::vector<Edge> edges;
+    Edges edges;
     bool final = false;
   };
 

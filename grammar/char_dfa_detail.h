@@ -13,7 +13,7 @@ namespace lockstep::char_dfa_detail {
 // Appends lo..hi → target to a state's sorted edges, extending the last edge when it ends
 // right before lo and has the same target (equal neighbours are one edge in every
 // automaton char_dfa.cpp returns).
-inline void append_edge(std::vector<CharDfa::Edge>& edges, uint32_t lo, uint32_t hi, uint32_t target) {
+inline void append_edge(CharDfa::Edges& edges, uint32_t lo, uint32_t hi, uint32_t target) {
   if (!edges.empty() && edges.back().target == target && edges.back().hi + 1 == lo) {
     edges.back().hi = hi;
   } else {

@@ -18,7 +18,7 @@ namespace lockstep::number_automaton {
 
 namespace {
 
-using Edges = std::vector<CharDfa::Edge>;
+using Edges = CharDfa::Edges;
 
 // Appends [lo, hi] → target, merging with the previous edge when adjacent and equal.
 void add_edge(Edges& edges, uint32_t lo, uint32_t hi, uint32_t target) {

@@ -205,7 +205,7 @@ DfaPtr plain_texts(const DfaPtr& x) {
                  [&] {
                    std::vector<CharDfa::State> states = x->states();
                    for (auto& st : states) {
-                     std::vector<CharDfa::Edge> kept;
+                     CharDfa::Edges kept;
                      for (const auto& e : st.edges) {
                        // The edge's range without 'E' and 'e' (a range holding either is only
                        // that letter in a number automaton, but nothing here relies on it).
