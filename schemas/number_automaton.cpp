@@ -2,6 +2,7 @@
 #include "schemas/number_automaton.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -77,6 +78,85 @@ class MagnitudeRange {
   int cap_;
 };
 
+// The exponent automata over a table of rows, one per state, with a target per symbol ('+',
+// '-', '0'..'9'; kNone: no edge) and minimized in place by Moore's rounds: a number's
+// automaton asks for hundreds of intervals (a range of integers with exponents, 365), each a
+// dozen states, where the generic construction and minimization cost more in allocations
+// than in steps.
+constexpr int kSymbols = 12;  // '+', '-', then the digits
+constexpr uint32_t kNoRow = UINT32_MAX;
+struct ExponentRow {
+  std::array<uint32_t, kSymbols> to;
+  bool final = false;
+  ExponentRow() { to.fill(kNoRow); }
+};
+
+// The minimal automaton of `rows` (row 0 starts): rows that reach no final row dropped,
+// equivalent rows merged (Moore's rounds: each gives a row the class of its finality and its
+// targets' classes, until no class splits), classes numbered by their first row.
+CharDfa minimal_exponents(const std::vector<ExponentRow>& rows) {
+  const auto n = static_cast<uint32_t>(rows.size());
+  std::vector<char> live(n, 0);
+  for (uint32_t r = 0; r < n; ++r) live[r] = rows[r].final;
+  for (bool grew = true; grew;) {  // a handful of passes: the rows are few
+    grew = false;
+    for (uint32_t r = 0; r < n; ++r) {
+      if (live[r]) continue;
+      for (const uint32_t t : rows[r].to) {
+        if (t != kNoRow && live[t]) {
+          live[r] = grew = true;
+          break;
+        }
+      }
+    }
+  }
+  auto target = [&](uint32_t r, int k) { return rows[r].to[k] != kNoRow && live[rows[r].to[k]] ? rows[r].to[k] : kNoRow; };
+  std::vector<uint32_t> cls(n), next(n), order;
+  for (uint32_t r = 0; r < n; ++r) {
+    cls[r] = rows[r].final ? 1 : 0;
+    if (live[r] || r == 0) order.push_back(r);
+  }
+  using Signature = std::array<uint32_t, kSymbols + 1>;
+  auto signature = [&](uint32_t r) {
+    Signature sig;
+    sig[0] = cls[r];
+    for (int k = 0; k < kSymbols; ++k) {
+      const uint32_t t = target(r, k);
+      sig[k + 1] = t == kNoRow ? kNoRow : cls[t];
+    }
+    return sig;
+  };
+  std::vector<std::pair<Signature, uint32_t>> sigs;
+  size_t count = 0;
+  for (;;) {
+    sigs.clear();
+    for (const uint32_t r : order) sigs.emplace_back(signature(r), r);
+    std::sort(sigs.begin(), sigs.end());
+    uint32_t c = 0;
+    for (size_t i = 0; i < sigs.size(); ++i) {
+      if (i > 0 && sigs[i].first != sigs[i - 1].first) ++c;
+      next[sigs[i].second] = c;
+    }
+    for (const uint32_t r : order) cls[r] = next[r];
+    if (c + 1 == count) break;  // nothing split: stable
+    count = c + 1;
+  }
+  std::vector<uint32_t> id(count, kNoRow), rep;
+  for (const uint32_t r : order) {
+    if (id[cls[r]] == kNoRow) id[cls[r]] = static_cast<uint32_t>(rep.size()), rep.push_back(r);
+  }
+  std::vector<CharDfa::State> states(rep.size());
+  static constexpr char kSymbol[kSymbols] = {'+', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9'};
+  for (size_t i = 0; i < rep.size(); ++i) {
+    states[i].final = rows[rep[i]].final && live[rep[i]];
+    for (int k = 0; k < kSymbols; ++k) {
+      const uint32_t t = target(rep[i], k);
+      if (t != kNoRow) add_edge(states[i].edges, static_cast<uint8_t>(kSymbol[k]), static_cast<uint8_t>(kSymbol[k]), id[cls[t]]);
+    }
+  }
+  return CharDfa::from_states(std::move(states));
+}
+
 CharDfa build_exponents(int64_t lo, int64_t hi) {
   // After '+' or no sign X = m ≥ 0 with m in [max(lo, 0), hi]; after '-' X = -m with m in
   // [max(-hi, 0), -lo].
@@ -99,58 +179,72 @@ CharDfa build_exponents(int64_t lo, int64_t hi) {
     neg.b = -L;
     neg.ok = !neg.bounded || neg.b >= neg.a;
   }
-  std::vector<CharDfa::State> states(1);
-  std::unordered_map<uint64_t, uint32_t> ids;
-  std::vector<std::pair<int, MagnitudeRange::S>> queue;  // (side, state)
-  std::vector<MagnitudeRange> ranges;
-  ranges.emplace_back(pos.a, pos.bounded ? &pos.b : nullptr);
-  ranges.emplace_back(neg.a, neg.bounded ? &neg.b : nullptr);
-  auto intern = [&](int side, const MagnitudeRange::S& s) {
-    const uint64_t key = s.key() | static_cast<uint64_t>(side) << 48;
-    auto [it, fresh] = ids.try_emplace(key, static_cast<uint32_t>(states.size()));
-    if (fresh) {
-      states.emplace_back();
-      queue.emplace_back(side, s);
+  const MagnitudeRange ranges[2] = {MagnitudeRange(pos.a, pos.bounded ? &pos.b : nullptr),
+                                    MagnitudeRange(neg.a, neg.bounded ? &neg.b : nullptr)};
+  // Row 0 reads the sign or, with none, the first digit as after '+'; the rows after a sign
+  // are not keyed (they need a digit, unlike any keyed row). Keyed rows are found by a scan
+  // of the keys (a dozen), or by a hash past kScanRows.
+  std::vector<ExponentRow> rows(1);
+  rows.reserve(32);
+  std::vector<uint64_t> keys(1, UINT64_MAX);
+  std::vector<MagnitudeRange::S> walk(1);
+  std::vector<int> side_of(1, -1);
+  constexpr size_t kScanRows = 64;
+  std::unordered_map<uint64_t, uint32_t> index;
+  auto row_of = [&](int side, const MagnitudeRange::S& st) {
+    const uint64_t key = st.key() | static_cast<uint64_t>(side) << 48;
+    if (keys.size() <= kScanRows) {
+      for (size_t i = 0; i < keys.size(); ++i) {
+        if (keys[i] == key) return static_cast<uint32_t>(i);
+      }
+    } else {
+      if (index.empty()) {
+        for (size_t i = 0; i < keys.size(); ++i) index.emplace(keys[i], static_cast<uint32_t>(i));
+      }
+      if (const auto it = index.find(key); it != index.end()) return it->second;
+      index.emplace(key, static_cast<uint32_t>(keys.size()));
     }
-    return it->second;
+    keys.push_back(key);
+    walk.push_back(st);
+    side_of.push_back(side);
+    rows.emplace_back();
+    return static_cast<uint32_t>(rows.size() - 1);
   };
-  auto digit_edges = [&](int side, const MagnitudeRange::S& s, Edges& edges) {
+  auto unkeyed = [&](int side) {
+    keys.push_back(UINT64_MAX);  // no key is all ones: S::key() leaves bits 50 and up clear
+    walk.emplace_back();
+    side_of.push_back(side);
+    rows.emplace_back();
+    return static_cast<uint32_t>(rows.size() - 1);
+  };
+  auto digits = [&](uint32_t row, int side, const MagnitudeRange::S& st) {
     for (int x = 0; x <= 9; ++x) {
       MagnitudeRange::S t;
-      if (ranges[side].step(s, x, t)) add_edge(edges, '0' + x, '0' + x, intern(side, t));
+      if (ranges[side].step(st, x, t)) {
+        const uint32_t to = row_of(side, t);
+        rows[row].to[2 + x] = to;
+      }
     }
   };
-  // State 0 reads the sign or, with none, the first digit as after '+'.
-  Edges start;
-  if (pos.ok) start.push_back({'+', '+', 0});
-  if (neg.ok) start.push_back({'-', '-', 0});
-  uint32_t after_plus = 0, after_minus = 0;
-  // The states after a sign are fresh (not keyed): they need a digit, unlike any keyed state.
-  if (pos.ok) after_plus = static_cast<uint32_t>(states.size()), states.emplace_back();
-  if (neg.ok) after_minus = static_cast<uint32_t>(states.size()), states.emplace_back();
-  for (auto& e : start) e.target = e.lo == '+' ? after_plus : after_minus;
   if (pos.ok) {
-    Edges d;
-    digit_edges(0, {}, d);
-    states[after_plus].edges = d;
-    for (const auto& e : d) start.push_back(e);
+    const uint32_t after_plus = unkeyed(0);
+    rows[0].to[0] = after_plus;
+    digits(after_plus, 0, {});
+    rows[0].to = rows[after_plus].to, rows[0].to[0] = after_plus;
   }
   if (neg.ok) {
-    Edges d;  // not into states[]: interning grows it
-    digit_edges(1, {}, d);
-    states[after_minus].edges = std::move(d);
+    const uint32_t after_minus = unkeyed(1);
+    rows[0].to[1] = after_minus;
+    digits(after_minus, 1, {});
   }
-  std::sort(start.begin(), start.end(), [](const auto& x, const auto& y) { return x.lo < y.lo; });
-  states[0].edges = std::move(start);
-  for (size_t i = 0; i < queue.size(); ++i) {
-    const auto [side, s] = queue[i];
-    const uint32_t id = ids.at(s.key() | static_cast<uint64_t>(side) << 48);
-    Edges edges;
-    digit_edges(side, s, edges);
-    states[id].edges = std::move(edges);
-    states[id].final = ranges[side].accepts(s);
+  for (uint32_t r = 1; r < rows.size(); ++r) {
+    if (keys[r] == UINT64_MAX) continue;  // after a sign: done above
+    const MagnitudeRange::S st = walk[r];
+    const int side = side_of[r];
+    digits(r, side, st);
+    rows[r].final = ranges[side].accepts(st);
   }
-  return CharDfa::from_states(std::move(states)).minimized();
+  return minimal_exponents(rows);
 }
 
 enum Shape : uint8_t { kBegin, kZero, kInt, kDot, kFrac };

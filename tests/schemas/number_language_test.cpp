@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "schemas/number_automaton.h"
 #include "schemas/number_language.h"
 
 namespace lockstep {
@@ -157,6 +158,37 @@ TEST(NumberLanguage, CommonAutomataStaySmall) {
   EXPECT_LE(numbers_satisfying(c).size(), 300u);
   c.at_most.push_back({Decimal::parse("100"), false});
   EXPECT_LE(numbers_satisfying(c).size(), 520u);
+}
+
+// The exponent automata every number automaton ends in: texts [+-]?[0-9]+ (leading zeros
+// allowed) whose value lies in [lo, hi], the infinities leaving a side open; checked on every
+// such text of up to four digits against the integer it reads as, and minimal.
+TEST(NumberLanguage, ExponentIntervalsAreExactAndMinimal) {
+  using number_automaton::kMinusInfinity;
+  using number_automaton::kPlusInfinity;
+  const int64_t bounds[] = {kMinusInfinity, -1000, -101, -25, -10, -1, 0, 1, 9, 10, 99, 100, 1234, kPlusInfinity};
+  std::vector<std::pair<std::string, int64_t>> texts;
+  for (const char* sign : {"", "+", "-"}) {
+    for (int len = 1; len <= 4; ++len) {
+      int64_t limit = 1;
+      for (int i = 0; i < len; ++i) limit *= 10;
+      for (int64_t k = 0; k < limit; ++k) {
+        const std::string digits = std::to_string(k);
+        texts.emplace_back(sign + std::string(len - digits.size(), '0') + digits, sign[0] == '-' ? -k : k);
+      }
+    }
+  }
+  for (const int64_t lo : bounds) {
+    for (const int64_t hi : bounds) {
+      if (lo == kPlusInfinity || hi == kMinusInfinity) continue;
+      const CharDfa& d = number_automaton::exponents_between(lo, hi);
+      EXPECT_EQ(d.minimized().size(), d.size()) << lo << ".." << hi;
+      for (const char* never : {"", "+", "-", "+-1", "1-", "1.0", "e1"}) EXPECT_FALSE(d.accepts(never)) << never;
+      for (const auto& [text, value] : texts) {
+        ASSERT_EQ(d.accepts(text), lo <= value && value <= hi) << text << " in " << lo << ".." << hi;
+      }
+    }
+  }
 }
 
 TEST(NumberLanguage, MultipleWalksForgetWhatNoVerdictReads) {
