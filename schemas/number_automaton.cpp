@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "grammar/hash.h"
 #include "grammar/intern_table.h"
 
@@ -93,14 +95,17 @@ struct ExponentRow {
 
 // The minimal automaton of `rows` (row 0 starts): rows that reach no final row dropped,
 // equivalent rows merged (Moore's rounds: each gives a row the class of its finality and its
-// targets' classes, until no class splits), classes numbered by their first row.
-CharDfa minimal_exponents(const std::vector<ExponentRow>& rows) {
+// targets' classes, found in a small hash table, until no class splits), classes numbered by
+// their first row. Rows are a dozen: buffers of that size live in the call.
+template <class Rows>
+CharDfa minimal_exponents(const Rows& rows) {
+  using Small = boost::container::small_vector<uint32_t, 32>;
   const auto n = static_cast<uint32_t>(rows.size());
-  std::vector<char> live(n, 0);
+  boost::container::small_vector<char, 32> live(n, 0);
   for (uint32_t r = 0; r < n; ++r) live[r] = rows[r].final;
-  for (bool grew = true; grew;) {  // a handful of passes: the rows are few
+  for (bool grew = true; grew;) {  // rows are made before the rows they lead to: a pass or two, backwards
     grew = false;
-    for (uint32_t r = 0; r < n; ++r) {
+    for (uint32_t r = n; r-- > 0;) {
       if (live[r]) continue;
       for (const uint32_t t : rows[r].to) {
         if (t != kNoRow && live[t]) {
@@ -110,48 +115,66 @@ CharDfa minimal_exponents(const std::vector<ExponentRow>& rows) {
       }
     }
   }
-  auto target = [&](uint32_t r, int k) { return rows[r].to[k] != kNoRow && live[rows[r].to[k]] ? rows[r].to[k] : kNoRow; };
-  std::vector<uint32_t> cls(n), next(n), order;
+  // Each row's targets that are live (kNoRow: none), once.
+  boost::container::small_vector<std::array<uint32_t, kSymbols>, 24> to(n);
+  for (uint32_t r = 0; r < n; ++r) {
+    for (int k = 0; k < kSymbols; ++k) {
+      const uint32_t t = rows[r].to[k];
+      to[r][k] = t != kNoRow && live[t] ? t : kNoRow;
+    }
+  }
+  Small cls(n, 0), next(n, 0), order, rep;
   for (uint32_t r = 0; r < n; ++r) {
     cls[r] = rows[r].final ? 1 : 0;
     if (live[r] || r == 0) order.push_back(r);
   }
-  using Signature = std::array<uint32_t, kSymbols + 1>;
-  auto signature = [&](uint32_t r) {
-    Signature sig;
-    sig[0] = cls[r];
+  // A row's key: its class, then its targets' classes (kNoRow: no edge).
+  auto class_of = [&](uint32_t t) { return t == kNoRow ? kNoRow : cls[t]; };
+  auto same = [&](uint32_t x, uint32_t y) {
+    if (cls[x] != cls[y]) return false;
     for (int k = 0; k < kSymbols; ++k) {
-      const uint32_t t = target(r, k);
-      sig[k + 1] = t == kNoRow ? kNoRow : cls[t];
+      if (class_of(to[x][k]) != class_of(to[y][k])) return false;
     }
-    return sig;
+    return true;
   };
-  std::vector<std::pair<Signature, uint32_t>> sigs;
+  auto hash = [&](uint32_t r) {
+    uint64_t h = cls[r];
+    for (int k = 0; k < kSymbols; ++k) h = (h ^ class_of(to[r][k])) * 0x9E3779B97F4A7C15ull;
+    return h ^ h >> 29;
+  };
+  size_t slots = 16;
+  while (slots < 2 * order.size()) slots *= 2;
+  Small table(slots);
   size_t count = 0;
   for (;;) {
-    sigs.clear();
-    for (const uint32_t r : order) sigs.emplace_back(signature(r), r);
-    std::sort(sigs.begin(), sigs.end());
-    uint32_t c = 0;
-    for (size_t i = 0; i < sigs.size(); ++i) {
-      if (i > 0 && sigs[i].first != sigs[i - 1].first) ++c;
-      next[sigs[i].second] = c;
+    std::fill(table.begin(), table.end(), kNoRow);
+    rep.clear();
+    for (const uint32_t r : order) {
+      for (size_t i = hash(r) & (slots - 1);; i = (i + 1) & (slots - 1)) {
+        if (table[i] == kNoRow) {
+          table[i] = static_cast<uint32_t>(rep.size());
+          next[r] = static_cast<uint32_t>(rep.size());
+          rep.push_back(r);
+          break;
+        }
+        if (same(rep[table[i]], r)) {
+          next[r] = table[i];
+          break;
+        }
+      }
     }
     for (const uint32_t r : order) cls[r] = next[r];
-    if (c + 1 == count) break;  // nothing split: stable
-    count = c + 1;
+    if (rep.size() == count) break;  // nothing split: stable
+    count = rep.size();
   }
-  std::vector<uint32_t> id(count, kNoRow), rep;
-  for (const uint32_t r : order) {
-    if (id[cls[r]] == kNoRow) id[cls[r]] = static_cast<uint32_t>(rep.size()), rep.push_back(r);
-  }
+  // Classes are numbered by first row in `order` (row 0 first): rep[c] is class c's.
   std::vector<CharDfa::State> states(rep.size());
   static constexpr char kSymbol[kSymbols] = {'+', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9'};
-  for (size_t i = 0; i < rep.size(); ++i) {
-    states[i].final = rows[rep[i]].final && live[rep[i]];
+  for (size_t c = 0; c < rep.size(); ++c) {
+    states[c].final = rows[rep[c]].final && live[rep[c]];
     for (int k = 0; k < kSymbols; ++k) {
-      const uint32_t t = target(rep[i], k);
-      if (t != kNoRow) add_edge(states[i].edges, static_cast<uint8_t>(kSymbol[k]), static_cast<uint8_t>(kSymbol[k]), id[cls[t]]);
+      const uint32_t t = to[rep[c]][k];
+      if (t != kNoRow) add_edge(states[c].edges, static_cast<uint8_t>(kSymbol[k]), static_cast<uint8_t>(kSymbol[k]), cls[t]);
     }
   }
   return CharDfa::from_states(std::move(states));
@@ -184,11 +207,10 @@ CharDfa build_exponents(int64_t lo, int64_t hi) {
   // Row 0 reads the sign or, with none, the first digit as after '+'; the rows after a sign
   // are not keyed (they need a digit, unlike any keyed row). Keyed rows are found by a scan
   // of the keys (a dozen), or by a hash past kScanRows.
-  std::vector<ExponentRow> rows(1);
-  rows.reserve(32);
-  std::vector<uint64_t> keys(1, UINT64_MAX);
-  std::vector<MagnitudeRange::S> walk(1);
-  std::vector<int> side_of(1, -1);
+  boost::container::small_vector<ExponentRow, 24> rows(1);
+  boost::container::small_vector<uint64_t, 24> keys(1, UINT64_MAX);
+  boost::container::small_vector<MagnitudeRange::S, 24> walk(1);
+  boost::container::small_vector<int, 24> side_of(1, -1);
   constexpr size_t kScanRows = 64;
   std::unordered_map<uint64_t, uint32_t> index;
   auto row_of = [&](int side, const MagnitudeRange::S& st) {
