@@ -74,8 +74,9 @@ class DirectAutomatonDfa {
         char_begin.push_back(static_cast<uint32_t>(char_edges.size()));
         continue;
       }
-      if (bmp_calls_ && escapes_->direct_ascii && printable_ascii(q)) {
-        append_printable(q, char_edges);
+      uint32_t tail = kEmpty;
+      if (bmp_calls_ && escapes_->direct_ascii && (printable_ascii(q) || ascii_with_tail(q, tail))) {
+        append_printable(q, tail, char_edges);
         char_begin.push_back(static_cast<uint32_t>(char_edges.size()));
         continue;
       }
@@ -140,14 +141,25 @@ class DirectAutomatonDfa {
     const auto& edges = d_.states()[q].edges;
     return !edges.empty() && edges.front().lo >= 0x20 && edges.back().hi <= 0x7F;  // sorted, disjoint
   }
+  // Whether state q reads ASCII and every code point from U+0080 on, all of those into one
+  // target (`tail`): a position in a key trie's complement (every key but the names that go
+  // on with the letters read here) or after a printable prefix of any string.
+  bool ascii_with_tail(uint32_t q, uint32_t& tail) const {
+    const auto& edges = d_.states()[q].edges;  // sorted, disjoint: the others are below the last
+    if (edges.empty() || edges.back().hi != kMaxCodepoint || edges.back().lo > 0x80) return false;
+    tail = edges.back().target;
+    return true;
+  }
   // State q of a JSON string whose escapes are all read by escape rules (bmp_calls_), its
-  // code points printable ASCII: the byte edges its template would give, without the
-  // template. Each code point is its byte, but the quote and the backslash (read escaped
-  // only); the backslash leads to one partial state, with the short escapes of the quote,
-  // the slash and the backslash among those code points, and a call of each target's escape
-  // rule (its code points' \u spellings). Edges to one target over adjacent bytes are one
-  // edge, as a template's.
-  void append_printable(uint32_t q, std::vector<GrammarAutomaton::ByteEdge>& out) {
+  // code points printable ASCII, or ASCII and every code point from U+0080 on into `tail`
+  // (else kEmpty): the byte edges its template would give, without the template. Each
+  // printable code point is its byte, but the quote and the backslash (read escaped only);
+  // the backslash leads to one partial state, with the short escapes of those code points
+  // (\", \/, \\, \b, \f, \n, \r, \t) and a call of each target's escape rule (its code
+  // points' \u spellings); the code points from U+0080 on are their UTF-8 sequences into
+  // `tail`, through the partial states of one template for them all (tail_edges). Edges to
+  // one target over adjacent bytes are one edge, as a template's.
+  void append_printable(uint32_t q, uint32_t tail, std::vector<GrammarAutomaton::ByteEdge>& out) {
     const auto& edges = d_.states()[q].edges;
     node_.bytes.clear();
     node_.calls.clear();
@@ -155,9 +167,13 @@ class DirectAutomatonDfa {
     for (const EscapeCall& c : calls_) node_.calls.push_back({escape_rule_of(c.ranges), c.target});
     std::sort(node_.calls.begin(), node_.calls.end(),
               [](const auto& a, const auto& b) { return a.rule != b.rule ? a.rule < b.rule : a.target < b.target; });
-    for (const uint8_t letter : {uint8_t{'"'}, uint8_t{'/'}, uint8_t{'\\'}}) {  // in byte order
+    // The short escapes in the order of their letters' bytes.
+    static constexpr std::pair<uint32_t, uint8_t> kShortByLetter[] = {{'"', '"'}, {'/', '/'}, {'\\', '\\'}, {8, 'b'},
+                                                                      {12, 'f'},  {10, 'n'}, {13, 'r'},   {9, 't'}};
+    for (const auto& [cp, letter] : kShortByLetter) {
+      if (tail == kEmpty && letter > '\\') break;  // printable code points only: no control characters
       for (const auto& e : edges) {
-        if (e.lo <= letter && letter <= e.hi) node_.bytes.push_back({letter, letter, e.target});
+        if (e.lo <= cp && cp <= e.hi) node_.bytes.push_back({letter, letter, e.target});
       }
     }
     const uint32_t after_backslash = intern(node_);
@@ -178,15 +194,44 @@ class DirectAutomatonDfa {
       add(lo, hi, target);
     };
     for (const auto& e : edges) {
-      uint32_t lo = e.lo;
+      if (e.hi < 0x20 || e.lo > 0x7F) continue;  // control characters: escaped only; past ASCII: the tail's
+      uint32_t lo = std::max<uint32_t>(e.lo, 0x20);
+      const uint32_t hi = std::min<uint32_t>(e.hi, 0x7F);
       for (const uint32_t cut : {uint32_t{'"'}, uint32_t{'\\'}}) {  // read escaped only
-        if (cut < lo || cut > e.hi) continue;
+        if (cut < lo || cut > hi) continue;
         if (lo < cut) emit(lo, cut - 1, e.target);
         lo = cut + 1;
       }
-      if (lo <= e.hi) emit(lo, e.hi, e.target);
+      if (lo <= hi) emit(lo, hi, e.target);
     }
     if (!escaped) add('\\', '\\', after_backslash);
+    if (tail != kEmpty) {
+      const auto& lead = tail_edges(tail);
+      out.insert(out.end(), lead.begin(), lead.end());  // lead bytes C2..F4: past every ASCII byte
+    }
+  }
+  // The lead-byte edges of the UTF-8 sequences of U+0080..U+10FFFF (surrogates excluded) into
+  // `tail`, their partial states interned: one template for every such state (tail_template),
+  // instantiated once per target.
+  const std::vector<GrammarAutomaton::ByteEdge>& tail_edges(uint32_t tail) {
+    for (const auto& [t, lead] : tails_) {
+      if (t == tail) return lead;
+    }
+    static const std::shared_ptr<const Template> kTail = std::make_shared<const Template>(tail_template());
+    std::vector<Edge> lead;
+    const std::vector<uint32_t> targets{tail};
+    instantiate(*kTail, {}, targets, lead);
+    tails_.emplace_back(tail, std::move(lead));
+    return tails_.back().second;
+  }
+  // The template of a state reading U+0080..U+10FFFF into one target, outside JSON (no
+  // escapes: the UTF-8 sequences alone, as a JSON string's template has them).
+  static Template tail_template() {
+    std::vector<CharDfa::State> states(1);
+    states[0].edges.push_back({0x80, kMaxCodepoint, 0});
+    const CharDfa d = CharDfa::from_states(std::move(states));
+    const Rule rule{"utf8-tail", Expr::empty(), {}, false};
+    return DirectAutomatonDfa(d, false, rule, UINT32_MAX, nullptr).make_template(0);
   }
   // The grammar's escape rule of `ranges`: one code point's, below U+0080, asked once.
   uint32_t escape_rule_of(const std::vector<CodepointRange>& ranges) {
@@ -573,6 +618,7 @@ class DirectAutomatonDfa {
   std::vector<EscapeCall> calls_;        // append_printable's scratch
   std::array<uint32_t, 0x80> ascii_rules_ = filled_rules();  // escape rule per code point, or kEmpty
   std::vector<uint32_t> ids_;
+  std::vector<std::pair<uint32_t, std::vector<Edge>>> tails_;  // tail_edges' per target
   static constexpr uint32_t kEmpty = UINT32_MAX;
   static std::array<uint32_t, 0x80> filled_rules() {
     std::array<uint32_t, 0x80> a;

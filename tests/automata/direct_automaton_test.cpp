@@ -236,11 +236,13 @@ TEST(DirectAutomaton, PreparedKeyTemplatesGiveTheSameAutomata) {
   }
 }
 
-// With escape rules for every \u spelling, a state reading printable ASCII only is built
-// without its shape's template (EscapeRuleFn::direct_ascii): the automaton is the one the
-// templates give, state for state. Word lists over printable ASCII with the bytes a JSON
-// string reads apart (the quote, the backslash, the slash, DEL), ranges across them, and
-// states that read more than ASCII among them.
+// With escape rules for every \u spelling, a state reading printable ASCII only, or ASCII
+// and every code point from U+0080 on into one target (a position in the complement of a
+// name trie), is built without its shape's template (EscapeRuleFn::direct_ascii): the
+// automaton is the one the templates give, state for state. Word lists over printable ASCII
+// with the bytes a JSON string reads apart (the quote, the backslash, the slash, DEL), their
+// complements (control characters and their short escapes, the UTF-8 sequences past ASCII),
+// ranges across them, and states that read more than ASCII among them.
 TEST(DirectAutomaton, PrintableStatesWithoutTemplatesAreTheTemplatesAutomata) {
   EscapeNumbers escapes;
   EscapeRuleFn templates = escapes.by_rule;
@@ -271,10 +273,11 @@ TEST(DirectAutomaton, PrintableStatesWithoutTemplatesAreTheTemplatesAutomata) {
   for (const char* p : {"[ -~]{0,5}", "[!-\\[\\]-~]+", "[\"\\\\/]{1,3}x", "[#-/]*[\\\\-\\x7f]?", "(?:a|[\\x20-\\x7f]b)*"}) {
     automata.push_back(CharDfa::from_expr(regex_to_expr(p)).minimized());
   }
-  size_t printable = 0;
+  size_t printable = 0, tail = 0;
   for (size_t i = 0; i < automata.size(); ++i) {
     for (const auto& st : automata[i].states()) {
       printable += !st.edges.empty() && st.edges.front().lo >= 0x20 && st.edges.back().hi <= 0x7F;
+      tail += !st.edges.empty() && st.edges.back().lo <= 0x80 && st.edges.back().hi == kMaxCodepoint;
     }
     const Rule rule{"r", automaton_expr(std::make_shared<const CharDfa>(automata[i]), true), {}, true};
     const RuleDfa direct = determinize_rule(rule, 1u << 20, nullptr, &escapes.by_rule);
@@ -283,6 +286,7 @@ TEST(DirectAutomaton, PrintableStatesWithoutTemplatesAreTheTemplatesAutomata) {
     expect_equivalent(automata[i], true, fmt::format("automaton {}", i), &escapes.by_rule);
   }
   EXPECT_GT(printable, 500u);  // the states the direct build takes
+  EXPECT_GT(tail, 50u);
 }
 
 // The cost model (escapes_by_rule): escape rules for grammars whose strings have many
