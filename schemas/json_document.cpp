@@ -1,6 +1,7 @@
 // schemas/json_document.cpp — see json_document.h.
 #include "schemas/json_document.h"
 
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -98,6 +99,10 @@ class DocumentBuilder {
       }
     }
   };
+
+  // Moving an Open (the stack growing) must keep its members' storage, where the values
+  // below it are placed.
+  static_assert(std::is_nothrow_move_constructible_v<Open>);
 
   ojson* place(ojson v) {
     // A value inside more than `limit_` objects and arrays.

@@ -252,7 +252,8 @@ CharDfa build_exponents(int64_t lo, int64_t hi) {
     const uint32_t after_plus = unkeyed(0);
     rows[0].to[0] = after_plus;
     digits(after_plus, 0, {});
-    rows[0].to = rows[after_plus].to, rows[0].to[0] = after_plus;
+    rows[0].to = rows[after_plus].to;  // the digits as after '+'
+    rows[0].to[0] = after_plus;
   }
   if (neg.ok) {
     const uint32_t after_minus = unkeyed(1);
