@@ -214,15 +214,14 @@ class DirectAutomatonDfa {
   // `tail`, their partial states interned: one template for every such state (tail_template),
   // instantiated once per target.
   const std::vector<GrammarAutomaton::ByteEdge>& tail_edges(uint32_t tail) {
-    for (const auto& [t, lead] : tails_) {
-      if (t == tail) return lead;
+    if (tail_of_.empty()) tail_of_.assign(n_, kEmpty);  // targets are code-point states
+    uint32_t& at = tail_of_[tail];
+    if (at == kEmpty) {
+      static const std::shared_ptr<const Template> kTail = std::make_shared<const Template>(tail_template());
+      at = static_cast<uint32_t>(tails_.size());
+      instantiate(*kTail, {}, std::vector<uint32_t>{tail}, tails_.emplace_back());
     }
-    static const std::shared_ptr<const Template> kTail = std::make_shared<const Template>(tail_template());
-    std::vector<Edge> lead;
-    const std::vector<uint32_t> targets{tail};
-    instantiate(*kTail, {}, targets, lead);
-    tails_.emplace_back(tail, std::move(lead));
-    return tails_.back().second;
+    return tails_[at];
   }
   // The template of a state reading U+0080..U+10FFFF into one target, outside JSON (no
   // escapes: the UTF-8 sequences alone, as a JSON string's template has them).
@@ -618,7 +617,8 @@ class DirectAutomatonDfa {
   std::vector<EscapeCall> calls_;        // append_printable's scratch
   std::array<uint32_t, 0x80> ascii_rules_ = filled_rules();  // escape rule per code point, or kEmpty
   std::vector<uint32_t> ids_;
-  std::vector<std::pair<uint32_t, std::vector<Edge>>> tails_;  // tail_edges' per target
+  std::vector<std::vector<Edge>> tails_;  // tail_edges' lead bytes, per target met
+  std::vector<uint32_t> tail_of_;          // per code-point state: its index in tails_, or kEmpty
   static constexpr uint32_t kEmpty = UINT32_MAX;
   static std::array<uint32_t, 0x80> filled_rules() {
     std::array<uint32_t, 0x80> a;
