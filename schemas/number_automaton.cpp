@@ -81,7 +81,7 @@ class MagnitudeRange {
 };
 
 // The exponent automata over a table of rows, one per state, with a target per symbol ('+',
-// '-', '0'..'9'; kNone: no edge) and minimized in place by Moore's rounds: a number's
+// '-', '0'..'9'; kNoRow: no edge) and minimized in place by Moore's rounds: a number's
 // automaton asks for hundreds of intervals (a range of integers with exponents, 365), each a
 // dozen states, where the generic construction and minimization cost more in allocations
 // than in steps.
@@ -250,7 +250,6 @@ CharDfa build_exponents(int64_t lo, int64_t hi) {
   };
   if (pos.ok) {
     const uint32_t after_plus = unkeyed(0);
-    rows[0].to[0] = after_plus;
     digits(after_plus, 0, {});
     rows[0].to = rows[after_plus].to;  // the digits as after '+'
     rows[0].to[0] = after_plus;
