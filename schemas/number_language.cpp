@@ -217,7 +217,43 @@ std::optional<Decimal> least_common_multiple(const std::vector<Decimal>& multipl
 
 }  // namespace
 
-CharDfa numbers_satisfying(const NumberConstraints& c, bool exponents, size_t max_states) {
+NumberConstraints with_bounds_at_zero(const NumberConstraints& c) {
+  NumberConstraints out;
+  out.multiple_of = c.multiple_of;
+  out.integer = c.integer;
+  std::optional<Decimal> step;  // the least positive value c admits, when there is one
+  if (!c.multiple_of.empty() || c.integer) {
+    std::vector<Decimal> multiples = c.multiple_of;
+    if (c.integer) multiples.push_back(Decimal::parse("1"));
+    step = least_common_multiple(multiples);
+  }
+  const Decimal zero;
+  for (const bool lower : {true, false}) {
+    const auto b = tightest(lower ? c.at_least : c.at_most, lower);
+    if (!b) continue;
+    NumberConstraints::Bound snapped = *b;
+    if (step) {
+      // Mirrored for an upper bound: v ≤ b is −v ≥ −b.
+      Decimal v = b->value;
+      v.negative = !v.is_zero() && (lower ? v.negative : !v.negative);
+      Decimal minus_step = *step;
+      minus_step.negative = true;
+      const int to_zero = compare(v, zero), to_step = compare(v, *step), to_minus_step = compare(v, minus_step);
+      // v ≥ x: the least multiple admitted is L for 0 < x ≤ L (strict: 0 ≤ x < L), 0 for
+      // −L < x ≤ 0 (strict: −L ≤ x < 0).
+      if (b->strict ? (to_zero >= 0 && to_step < 0) : (to_zero > 0 && to_step <= 0)) {
+        snapped = {zero, true};
+      } else if (b->strict ? (to_minus_step >= 0 && to_zero < 0) : (to_minus_step > 0 && to_zero <= 0)) {
+        snapped = {zero, false};
+      }
+    }
+    (lower ? out.at_least : out.at_most).push_back(snapped);
+  }
+  return out;
+}
+
+CharDfa numbers_satisfying(const NumberConstraints& given, bool exponents, size_t max_states) {
+  const NumberConstraints c = with_bounds_at_zero(given);
   const int cap = exponents ? kExactScale : 0;
   Sides sides;
   if (const auto b = tightest(c.at_least, true)) sides.add_bound(b->value, true, b->strict, cap);

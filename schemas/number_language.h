@@ -89,6 +89,15 @@ struct NumberConstraints {
   std::string key() const;
 };
 
+/// `c` with one bound a side, its tightest, moved to zero where c's multiples leave no value
+/// between the bound and zero: with L the least common multiple of its multipleOf (and 1
+/// for an integer), v ≥ x among multiples of L is v > 0 for 0 < x ≤ L and v ≥ 0 for
+/// −L < x ≤ 0 (strict bounds alike, and mirrored for v ≤ x). The same values. A bound at
+/// zero is read from the sign and the first digit, where any other bound beside multipleOf
+/// is walked (or taken as a product of automata) over the scale of the number too
+/// (number_sets.h: such a set is exact on the multiples' region).
+NumberConstraints with_bounds_at_zero(const NumberConstraints& c);
+
 /// Texts whose value satisfies every constraint of `c`, built in one walk (a conjunction is
 /// not the product of its parts' automata); without `exponents`, only plain texts. Throws
 /// std::invalid_argument for a multipleOf that is not > 0 or has more than 18 significant

@@ -302,7 +302,7 @@ NumberSet numbers_and(const NumberSet& a, const NumberSet& b) {
   if (r.subset(b.texts.get(), a.texts.get())) return {a.texts, region, a.formula, lost};
   if (a.formula && b.formula && !lost) {
     // One walk for the merged conjunction (within its budget; else the product below).
-    const NumberConstraints m = merged(*a.formula, *b.formula);
+    const NumberConstraints m = with_bounds_at_zero(merged(*a.formula, *b.formula));
     const std::string key = m.key();
     if (key == a.formula->key() && a.region == region) return a;  // b adds nothing a has not
     if (key == b.formula->key() && b.region == region) return b;
@@ -393,7 +393,11 @@ CharDfa bounded_multiples(const NumberConstraints& c) {
 
 }  // namespace
 
-NumberSet numbers_constrained(const NumberConstraints& c, bool& plain_only) {
+NumberSet numbers_constrained(const NumberConstraints& given, bool& plain_only) {
+  // One bound a side, at zero where the multiples allow: "minimum: 2" beside "multipleOf: 2.5"
+  // is "exclusiveMinimum: 0", a walk of the multiples and the sign instead of the product of
+  // two automata of hundreds of states each (and a set exact on the multiples' region).
+  const NumberConstraints c = with_bounds_at_zero(given);
   Registry& r = Registry::get();
   plain_only = false;
   if (c.empty()) return all_number_set();

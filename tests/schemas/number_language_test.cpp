@@ -111,6 +111,34 @@ TEST(NumberLanguage, MultiplesAreExact) {
   EXPECT_THROW(numbers_multiple_of(Decimal::parse("0.000000001234567")), std::invalid_argument);
 }
 
+TEST(NumberLanguage, BoundsNoMultipleLiesBeyondMoveToZero) {
+  auto key = [](std::vector<std::pair<const char*, bool>> at_least, std::vector<std::pair<const char*, bool>> at_most,
+                std::vector<const char*> multiples, bool integer) {
+    NumberConstraints c;
+    for (const auto& [v, strict] : at_least) c.at_least.push_back({Decimal::parse(v), strict});
+    for (const auto& [v, strict] : at_most) c.at_most.push_back({Decimal::parse(v), strict});
+    for (const char* m : multiples) c.multiple_of.push_back(Decimal::parse(m));
+    c.integer = integer;
+    return with_bounds_at_zero(c).key();
+  };
+  // Moved: no multiple of L between the bound and zero.
+  EXPECT_EQ(key({{"2", false}}, {}, {"2.5"}, false), ">0;*2.5;");
+  EXPECT_EQ(key({{"2.5", false}}, {}, {"2.5"}, false), ">0;*2.5;");
+  EXPECT_EQ(key({{"0", true}}, {}, {"2.5"}, false), ">0;*2.5;");
+  EXPECT_EQ(key({{"-2.5", true}}, {}, {"2.5"}, false), ">=0;*2.5;");
+  EXPECT_EQ(key({}, {{"-1", false}}, {"4"}, false), "<0;*4;");
+  EXPECT_EQ(key({}, {{"0.5", true}}, {"0.5"}, false), "<=0;*0.5;");
+  EXPECT_EQ(key({{"0.5", false}}, {}, {"0.25"}, true), ">0;*0.25;int;");  // L = lcm(0.25, 1) = 1
+  EXPECT_EQ(key({{"1", false}}, {{"-0.5", false}}, {}, true), ">0;<0;int;");
+  // Kept: a multiple lies between (or on a strict bound), or L is unknown (no multiples).
+  EXPECT_EQ(key({{"2.5", true}}, {}, {"2.5"}, false), ">2.5;*2.5;");
+  EXPECT_EQ(key({{"-2.5", false}}, {}, {"2.5"}, false), ">=-2.5;*2.5;");
+  EXPECT_EQ(key({{"2", false}}, {}, {}, false), ">=2;");
+  EXPECT_EQ(key({{"10000", false}}, {}, {"420"}, true), ">=10000;*420;int;");
+  // One bound a side, the tightest.
+  EXPECT_EQ(key({{"3", false}, {"5", false}, {"5", true}}, {{"9", false}, {"7", true}}, {}, false), ">5;<7;");
+}
+
 TEST(NumberLanguage, IntegersAndSyntax) {
   for (const char* t : {"0", "-0", "12", "12.0", "12.000", "-3.0", "1e2", "1.5e1", "100e-2", "1.0E+5", "0e-7"}) {
     EXPECT_TRUE(integer_numbers().accepts(t)) << t;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -196,6 +197,29 @@ TEST(NumberOracle, AutomataAgreeWithFractionArithmetic) {
       }
       constraints.push_back(x);
     }
+  }
+  // Bounds that the multiples move to zero (with_bounds_at_zero), and their neighbours that
+  // stay: at, just inside and just outside ±L.
+  for (const auto& [b, m, integer] : std::vector<std::tuple<const char*, const char*, bool>>{
+           {"ge 2", "2.5", false}, {"gt 0", "0.5", false}, {"ge 2.5", "2.5", false}, {"gt 2.5", "2.5", false},
+           {"gt 2.4", "2.5", false}, {"ge -0.3", "0.5", false}, {"gt -2.5", "2.5", false}, {"ge -2.5", "2.5", false},
+           {"le -1", "4", false}, {"lt 0.5", "0.5", false}, {"le 0.5", "0.5", false}, {"lt -0.5", "0.5", false},
+           {"le -0.5", "0.5", false}, {"ge 0.5", "0.25", true}, {"ge 1", "", true}, {"lt 1", "", true},
+           {"gt -1", "", true}, {"ge 1e-3", "1e-3", false}, {"ge 299", "300", true}, {"ge 2.6", "2.5", false},
+           {"le -2.6", "2.5", false}, {"ge -2.6", "2.5", false}}) {
+    Constraint x;
+    const std::string text = b;
+    const int kind = text.rfind("ge", 0) == 0 ? 0 : text.rfind("gt", 0) == 0 ? 1 : text.rfind("le", 0) == 0 ? 2 : 3;
+    bound(x, Decimal::parse(text.substr(3)), kind);
+    if (*m) {
+      x.oracle += fmt::format(";mul {}", m);
+      x.c.multiple_of.push_back(Decimal::parse(m));
+    }
+    if (integer) {
+      x.oracle += ";int";
+      x.c.integer = true;
+    }
+    constraints.push_back(x);
   }
   for (int k = 0; k < 8; ++k) {  // enums
     Constraint x;
