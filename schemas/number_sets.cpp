@@ -151,14 +151,14 @@ const CharDfa& region_dfa(uint8_t region) {
   return region_numbers(region & kCompare, region & kMultiple);
 }
 
-// The same, shared (operands of products are shared automata).
+// The same, shared (operands of products are shared automata), each made on first use.
 DfaPtr region_set(uint8_t region) {
-  static const auto sets = [] {
-    std::array<DfaPtr, 8> d;
-    for (uint8_t r = 0; r < 8; ++r) d[r] = std::make_shared<const CharDfa>(region_dfa(r));
-    return d;
-  }();
-  return sets[region & 7];
+  static std::mutex mutex;
+  static std::array<DfaPtr, 8> sets;
+  std::lock_guard lock(mutex);
+  DfaPtr& d = sets[region & 7];
+  if (!d) d = std::make_shared<const CharDfa>(region_dfa(region & 7));
+  return d;
 }
 
 NumberSet set(DfaPtr texts, uint8_t region, bool lost, std::shared_ptr<const NumberConstraints> formula = nullptr) {
