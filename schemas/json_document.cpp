@@ -152,13 +152,28 @@ class DocumentBuilder {
   ojson* slot_ = nullptr;  // the value of the key just read
 };
 
+// The error for a number token beyond a double's range, which starts at 1-based byte `at`.
+Error beyond_double(const std::string& name, std::string_view text, size_t at) {
+  const size_t start = at - 1, end = text.find_first_of(",]} \t\r\n", start);
+  ErrorLocation where = place_in(name, std::string(text.substr(0, start + 1)), at);
+  where.byte_offset = at;
+  return Error(std::move(where),
+               fmt::format("the number {} is beyond the range of a double (about ±1.8e308)",
+                           text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start)));
+}
+
 }  // namespace
 
 ojson read_json(std::string_view text) {
   ojson doc;
   const std::string name;
   DocumentBuilder builder(doc, name, UINT64_MAX);
-  ojson::sax_parse(text, &builder);
+  try {
+    ojson::sax_parse(text, &builder);
+  } catch (const nlohmann::json::out_of_range& e) {
+    if (e.id != 406 || builder.failed_at == 0) throw;
+    throw beyond_double(name, text, builder.failed_at);
+  }
   return doc;
 }
 
@@ -174,13 +189,10 @@ ojson parse_json_document(const std::string& text, const std::string& name) {
     throw Error(place_in(name, text, e.byte),
                 "malformed JSON" + (colon != std::string::npos ? what.substr(colon) : std::string()));
   } catch (const nlohmann::json::out_of_range& e) {
-    const size_t start = builder.failed_at - 1, end = text.find_first_of(",]} \t\r\n", start);
     if (e.id != 406 || builder.failed_at == 0) {
       throw Error(place_in(name, text, builder.failed_at), fmt::format("malformed JSON: {}", e.what()));
     }
-    throw Error(place_in(name, text, builder.failed_at),
-                fmt::format("the number {} is beyond the range of a double (about ±1.8e308)",
-                            text.substr(start, end == std::string::npos ? std::string::npos : end - start)));
+    throw beyond_double(name, text, builder.failed_at);
   } catch (const nlohmann::json::exception& e) {
     throw Error(place_in(name, text, builder.failed_at), fmt::format("malformed JSON: {}", e.what()));
   }

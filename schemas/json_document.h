@@ -20,9 +20,10 @@ namespace lockstep {
 /// number beyond the range of a double, LimitError("nesting_depth") at `name` for nesting.
 nlohmann::ordered_json parse_json_document(const std::string& text, const std::string& name);
 
-/// The document `text` holds, read as parse_json_document reads it, with nlohmann's own
-/// exceptions (parse_error naming the byte, out_of_range for a number beyond a double) and
-/// no limit on nesting: ordered_json::parse's contract, in time linear in the text.
+/// The document `text` holds, read as parse_json_document reads it, with nlohmann's
+/// parse_error (naming the byte) for malformed JSON and no limit on nesting, as
+/// ordered_json::parse, in time linear in the text; a number beyond a double's range is an
+/// Error naming the number and its line:column (nlohmann's out_of_range has no place).
 nlohmann::ordered_json read_json(std::string_view text);
 
 }  // namespace lockstep

@@ -66,6 +66,9 @@ def test_errors_carry_their_location(compiler):
     with pytest.raises(lockstep.LockstepError) as e:
         compiler.compile_json_schema('{"type": ')
     assert e.value.byte_offset is not None
+    with pytest.raises(lockstep.LockstepError, match="the number -1e999 is beyond the range of a double") as e:
+        compiler.compile_json_schema('{"type": "number", "maximum": -1e999}')
+    assert (e.value.line, e.value.column, e.value.byte_offset) == (1, 31, 31)
     with pytest.raises(lockstep.GrammarError) as e:
         compiler.compile_grammar('root ::= "a"\nx ::= (')
     assert e.value.line == 2 and e.value.column is not None

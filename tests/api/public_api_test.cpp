@@ -225,6 +225,17 @@ TEST(PublicApi, ErrorsCarryTheirPlace) {
   } catch (const Error& e) {
     EXPECT_TRUE(e.location().byte_offset.has_value());
   }
+  try {  // a number no double holds: its text and place, not the JSON library's bare message
+    compiler.compile_json_schema("{\"type\": \"number\",\n \"minimum\": 1e999}");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the number 1e999 is beyond the range of a double"), std::string::npos)
+        << e.what();
+    ASSERT_TRUE(e.location().source.has_value());
+    EXPECT_EQ(e.location().source->line, 2u);
+    EXPECT_EQ(e.location().source->column, 13u);
+    EXPECT_EQ(e.location().byte_offset, std::optional<uint64_t>(32));
+  }
   try {
     compiler.compile_grammar("root ::= \"a\"\nx ::= (");
     FAIL();
