@@ -228,9 +228,9 @@ thread_local ProductBudget* current_budget = nullptr;
 
 // The intersection or union of the plain texts of x and y.
 DfaPtr plain_product(const DfaPtr& x, const DfaPtr& y, bool intersection) {
-  const CharDfa& a = *plain_texts(x);
-  const CharDfa& b = *plain_texts(y);
-  return Registry::wrap(intersection ? CharDfa::intersect(a, b) : CharDfa::unite(a, b));
+  // Held here: an automaton too large for the registry to keep has no other owner.
+  const DfaPtr a = plain_texts(x), b = plain_texts(y);
+  return Registry::wrap(intersection ? CharDfa::intersect(*a, *b) : CharDfa::unite(*a, *b));
 }
 
 // The product of x and y; past kMaxProductStates (the exponent machinery of both multiplies

@@ -1,6 +1,8 @@
 // Numbers in compiled schemas: exponent notation under value keywords, `not`, enums, the
 // integer type of each draft, the plain-only fallback, and the canonical_numbers option
 // (any JSON value and tool-call arguments included), fed byte by byte to an Earley parser.
+#include <random>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -198,6 +200,43 @@ TEST(NumberSchema, AMemoizedSetOperationCostsItsProductAgain) {
   }
   const schema::ProductBudget large(schema::kMaxSchemaProductStates);
   EXPECT_EQ(schema::numbers_or(two, five).texts, first.texts);
+}
+
+TEST(NumberSchema, PlainProductsHoldPlainTextsTheFullRegistryCannotKeep) {
+  // Once the process-wide registry holds kMaxSharedStates states, an operand's plain texts
+  // (made when a product goes on plain texts) have no owner but the product that asked for
+  // them; a long-running process gets there (a benchmark worker crashed reading them after
+  // they were freed). Checked in a child process: filling the registry changes what the
+  // rest of a test binary would share. Under AddressSanitizer a read after the free fails.
+  EXPECT_EXIT(
+      {
+        bool plain = false;
+        NumberConstraints m;
+        m.multiple_of = {Decimal::parse("0.0137")};
+        const schema::NumberSet multiples = schema::numbers_constrained(m, plain);  // kept: made first
+        m.multiple_of = {Decimal::parse("3")};
+        const schema::NumberSet three = schema::numbers_constrained(m, plain);
+        // Enums of 25 nine-digit integers (some 4,200 states each, each small enough to
+        // keep) up to the registry's states, then of one (180-400 states) to fill what is
+        // left: less than the 514 states of the plain multiples of 0.0137 (2,955 with
+        // exponents, kept).
+        std::mt19937 rng(7);
+        for (const auto& [count, total] : {std::pair{25, schema::kMaxSharedStates}, std::pair{1, 2 * schema::kMaxSharedAutomaton}}) {
+          for (size_t states = 0; states < total;) {
+            std::vector<Decimal> values;
+            for (int i = 0; i < count; ++i) values.push_back(Decimal::parse(std::to_string(100000000 + rng() % 900000000)));
+            const size_t size = schema::numbers_among(values).texts->size();
+            if (size > schema::kMaxSharedAutomaton || (count == 1 && size > 400)) std::exit(2);  // fills nothing, or too coarse
+            states += size;
+          }
+        }
+        const schema::ProductBudget none(0);  // the union is on plain texts
+        const schema::NumberSet either = schema::numbers_or(multiples, three);
+        const bool right = either.lost_exponents && either.texts->accepts("0.0274") && either.texts->accepts("-6") &&
+                           !either.texts->accepts("0.0275") && !either.texts->accepts("3e1");
+        std::exit(right ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(NumberSchema, CanonicalNumbersAreWhatSerializersWrite) {
