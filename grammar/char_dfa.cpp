@@ -25,6 +25,26 @@ using char_dfa_detail::append_edge;
 using char_dfa_detail::check_limit;
 using VecHash = U32SeqHash</*SeedWithLength=*/true>;
 
+// States to minimize, by index: their edges (sorted, disjoint) and finality. A CharDfa's own
+// states, or a product's in flat arrays (one allocation for all edges, where a state of
+// more than CharDfa::kInlineEdges edges has one of its own: the product of two number
+// automata reads ten digits a state, to as many targets).
+struct StateList {
+  const std::vector<CharDfa::State>& states;
+  size_t size() const { return states.size(); }
+  std::span<const CharDfa::Edge> edges_of(uint32_t s) const { return {states[s].edges.data(), states[s].edges.size()}; }
+  bool is_final(uint32_t s) const { return states[s].final; }
+};
+
+struct FlatStates {
+  std::vector<CharDfa::Edge> edges;
+  std::vector<uint32_t> begin{0};  // the edges of state s: [begin[s], begin[s + 1])
+  std::vector<char> final;
+  size_t size() const { return final.size(); }
+  std::span<const CharDfa::Edge> edges_of(uint32_t s) const { return {edges.data() + begin[s], edges.data() + begin[s + 1]}; }
+  bool is_final(uint32_t s) const { return final[s]; }
+};
+
 // Each state's predecessors, one entry per edge: those of state t are
 // from[begin[t], begin[t + 1]) (flat arrays: an automaton product has tens of thousands of
 // states, and a vector per state cost more than the walk over them).
@@ -35,24 +55,25 @@ struct Predecessors {
 
 // Which states reach a final state (following edges backwards from the final ones);
 // `preds` gets each state's predecessors.
-std::vector<char> live_states(const std::vector<CharDfa::State>& states, Predecessors& preds) {
+template <class View>
+std::vector<char> live_states(const View& states, Predecessors& preds) {
   const size_t n = states.size();
   preds.begin.assign(n + 1, 0);
-  for (const auto& st : states) {
-    for (const auto& e : st.edges) ++preds.begin[e.target + 1];
+  for (uint32_t s = 0; s < n; ++s) {
+    for (const auto& e : states.edges_of(s)) ++preds.begin[e.target + 1];
   }
   for (size_t t = 0; t < n; ++t) preds.begin[t + 1] += preds.begin[t];
   preds.from.resize(preds.begin[n]);
   {
     std::vector<uint32_t> fill(preds.begin.begin(), preds.begin.end() - 1);
     for (uint32_t s = 0; s < n; ++s) {
-      for (const auto& e : states[s].edges) preds.from[fill[e.target]++] = s;
+      for (const auto& e : states.edges_of(s)) preds.from[fill[e.target]++] = s;
     }
   }
   std::vector<char> live(n, 0);
   std::vector<uint32_t> stack;
   for (uint32_t s = 0; s < n; ++s) {
-    if (states[s].final) live[s] = 1, stack.push_back(s);
+    if (states.is_final(s)) live[s] = 1, stack.push_back(s);
   }
   while (!stack.empty()) {
     const uint32_t s = stack.back();
@@ -67,12 +88,13 @@ std::vector<char> live_states(const std::vector<CharDfa::State>& states, Predece
 // The live states reachable from a cycle of live states (a loop included): those a
 // topological order of the live part (Kahn's algorithm) never takes. Closed under live
 // successors.
-std::vector<char> after_cycles(const std::vector<CharDfa::State>& states, const std::vector<char>& live) {
+template <class View>
+std::vector<char> after_cycles(const View& states, const std::vector<char>& live) {
   const auto n = static_cast<uint32_t>(states.size());
   std::vector<uint32_t> indegree(n, 0), ready;
   for (uint32_t s = 0; s < n; ++s) {
     if (!live[s]) continue;
-    for (const auto& e : states[s].edges) indegree[e.target] += live[e.target] ? 1 : 0;
+    for (const auto& e : states.edges_of(s)) indegree[e.target] += live[e.target] ? 1 : 0;
   }
   for (uint32_t s = 0; s < n; ++s) {
     if (live[s] && indegree[s] == 0) ready.push_back(s);
@@ -80,7 +102,7 @@ std::vector<char> after_cycles(const std::vector<CharDfa::State>& states, const 
   while (!ready.empty()) {
     const uint32_t s = ready.back();
     ready.pop_back();
-    for (const auto& e : states[s].edges) {
+    for (const auto& e : states.edges_of(s)) {
       if (live[e.target] && --indegree[e.target] == 0) ready.push_back(e.target);
     }
   }
@@ -89,8 +111,8 @@ std::vector<char> after_cycles(const std::vector<CharDfa::State>& states, const 
   return core;
 }
 
-std::vector<uint32_t> refined_classes(const std::vector<CharDfa::State>& states, const std::vector<char>& live,
-                                      size_t live_count);
+template <class View>
+std::vector<uint32_t> refined_classes(const View& states, const std::vector<char>& live, size_t live_count);
 
 // The language classes of the states (dead states share one class of their own).
 //
@@ -105,7 +127,8 @@ std::vector<uint32_t> refined_classes(const std::vector<CharDfa::State>& states,
 // maxLength) has no core; the numbers of an enum have a small one behind tens of thousands
 // of states; on either, the refinement's labels (the code-point intervals no edge boundary
 // separates) would multiply the edges several times over.
-std::vector<uint32_t> language_classes(const std::vector<CharDfa::State>& states, const std::vector<char>& live,
+template <class View>
+std::vector<uint32_t> language_classes(const View& states, const std::vector<char>& live,
                                        const Predecessors& preds) {
   const auto n = static_cast<uint32_t>(states.size());
   const std::vector<char> core = after_cycles(states, live);
@@ -137,8 +160,8 @@ std::vector<uint32_t> language_classes(const std::vector<CharDfa::State>& states
   std::vector<uint32_t> key;
   // The class of the key of state s: an existing one, else `fresh` (kUnsettled: a new one).
   auto class_of_key = [&](uint32_t s, uint32_t fresh) {
-    key.assign(1, states[s].final ? 1u : 0u);
-    for (const auto& e : states[s].edges) {
+    key.assign(1, states.is_final(s) ? 1u : 0u);
+    for (const auto& e : states.edges_of(s)) {
       if (!live[e.target]) continue;
       char_dfa_detail::append_class_edge(key, e.lo, e.hi, cls[e.target]);
     }
@@ -169,7 +192,7 @@ std::vector<uint32_t> language_classes(const std::vector<CharDfa::State>& states
   std::vector<uint32_t> pending(n, 0), ready;
   for (uint32_t s = 0; s < n; ++s) {
     if (!live[s] || core[s]) continue;
-    for (const auto& e : states[s].edges) pending[s] += live[e.target] && !core[e.target] ? 1 : 0;
+    for (const auto& e : states.edges_of(s)) pending[s] += live[e.target] && !core[e.target] ? 1 : 0;
     if (pending[s] == 0) ready.push_back(s);
   }
   while (!ready.empty()) {
@@ -193,10 +216,11 @@ std::vector<uint32_t> language_classes(const std::vector<CharDfa::State>& states
 // integers builds hundreds of them; the general refinement's setup (edge labels, sorted
 // transitions) cost more than these rounds. The coarsest stable partition is unique, so the
 // classes are those of the general refinement (numbered otherwise).
-std::vector<uint32_t> moore_classes(const std::vector<CharDfa::State>& states, const std::vector<char>& live) {
+template <class View>
+std::vector<uint32_t> moore_classes(const View& states, const std::vector<char>& live) {
   const auto n = static_cast<uint32_t>(states.size());
   std::vector<uint32_t> cls(n, 0), next(n, 0);
-  for (uint32_t s = 0; s < n; ++s) cls[s] = live[s] && states[s].final ? 1 : 0;
+  for (uint32_t s = 0; s < n; ++s) cls[s] = live[s] && states.is_final(s) ? 1 : 0;
   std::vector<uint32_t> keys, key_begin, key;
   size_t count = 0;
   for (;;) {
@@ -205,7 +229,7 @@ std::vector<uint32_t> moore_classes(const std::vector<CharDfa::State>& states, c
     for (uint32_t s = 0; s < n; ++s) {
       if (!live[s]) continue;
       key.assign(1, cls[s]);
-      for (const auto& e : states[s].edges) {
+      for (const auto& e : states.edges_of(s)) {
         if (live[e.target]) char_dfa_detail::append_class_edge(key, e.lo, e.hi, cls[e.target]);
       }
       uint32_t id = 0;
@@ -237,7 +261,8 @@ constexpr size_t kMooreStates = 48;
 // partition_refinement.h), dead states in a class of their own; dead edges vanish. Labels
 // are the classes of code points no edge boundary separates.
 // `live_count` live states: at most kMooreStates take moore_classes().
-std::vector<uint32_t> refined_classes(const std::vector<CharDfa::State>& states, const std::vector<char>& live,
+template <class View>
+std::vector<uint32_t> refined_classes(const View& states, const std::vector<char>& live,
                                       size_t live_count) {
   if (live_count <= kMooreStates) return moore_classes(states, live);
   const size_t n = states.size();
@@ -256,7 +281,7 @@ std::vector<uint32_t> refined_classes(const std::vector<CharDfa::State>& states,
   size_t edge_count = 0;
   for (uint32_t s = 0; s < n; ++s) {
     if (!live[s]) continue;
-    for (const auto& e : states[s].edges) {
+    for (const auto& e : states.edges_of(s)) {
       if (!live[e.target]) continue;
       add_cut(e.lo);
       add_cut(e.hi + 1);
@@ -269,9 +294,9 @@ std::vector<uint32_t> refined_classes(const std::vector<CharDfa::State>& states,
   transitions.reserve(edge_count);
   std::vector<uint32_t> initial(n);
   for (uint32_t s = 0; s < n; ++s) {
-    initial[s] = !live[s] ? 2 : states[s].final ? 1 : 0;
+    initial[s] = !live[s] ? 2 : states.is_final(s) ? 1 : 0;
     if (!live[s]) continue;
-    for (const auto& e : states[s].edges) {
+    for (const auto& e : states.edges_of(s)) {
       if (!live[e.target]) continue;
       for (auto k = static_cast<uint32_t>(std::lower_bound(cuts.begin(), cuts.end(), e.lo) - cuts.begin());
            k < cuts.size() && cuts[k] <= e.hi; ++k) {
@@ -449,20 +474,54 @@ class CharDfaBuilder {
     return out;
   }
 
+  // The minimal automaton of `states` (state 0 starts): states that reach no final state
+  // dropped (but the start), equivalent states merged.
+  template <class View>
+  static CharDfa minimized_of(const View& states) {
+    const size_t n = states.size();
+    Predecessors preds;
+    const std::vector<char> live = live_states(states, preds);
+    const std::vector<uint32_t> cls = language_classes(states, live, preds);
+    const size_t count = n ? *std::max_element(cls.begin(), cls.end()) + 1 : 0;
+    std::vector<uint32_t> remap(count, UINT32_MAX), rep;
+    remap[cls[0]] = 0;
+    rep.push_back(0);
+    for (uint32_t s = 0; s < n; ++s) {
+      if (live[s] && remap[cls[s]] == UINT32_MAX) {
+        remap[cls[s]] = static_cast<uint32_t>(rep.size());
+        rep.push_back(s);
+      }
+    }
+    CharDfa out;
+    out.states_.resize(rep.size());
+    for (size_t c = 0; c < rep.size(); ++c) {
+      const uint32_t r = rep[c];
+      CharDfa::State& o = out.states_[c];
+      o.final = states.is_final(r) && live[r];
+      if (!live[r]) continue;
+      for (const auto& e : states.edges_of(r)) {
+        if (!live[e.target]) continue;
+        append_edge(o.edges, e.lo, e.hi, remap[cls[e.target]]);
+      }
+    }
+    out.minimal_ = true;
+    return out;
+  }
+
   static CharDfa product(const CharDfa& a, const CharDfa& b, bool both, size_t max_states, size_t* explored) {
     // For union, make both complete first so that a missing edge on one side still lets
-    // the other side go on.
-    const CharDfa ca = both ? a : a.completed();
-    const CharDfa cb = both ? b : b.completed();
-    CharDfa out;
+    // the other side go on. Intersection reads the operands as they are.
+    std::optional<CharDfa> complete_a, complete_b;
+    if (!both) complete_a = a.completed(), complete_b = b.completed();
+    const CharDfa& ca = both ? a : *complete_a;
+    const CharDfa& cb = both ? b : *complete_b;
+    // The product's states in flat arrays, minimized from there (FlatStates).
+    FlatStates out;
     // (x << 32 | y) numbered in the order met: the state of the pair.
     InternTable<uint64_t, Mixed64Hash> pairs(std::max(ca.states_.size(), cb.states_.size()));
     auto intern = [&](uint32_t x, uint32_t y) {
       const auto [id, fresh] = pairs.intern(static_cast<uint64_t>(x) << 32 | y);
-      if (fresh) {
-        out.states_.emplace_back();
-        char_dfa_detail::check_product_limit(pairs.size(), max_states);
-      }
+      if (fresh) char_dfa_detail::check_product_limit(pairs.size(), max_states);
       return id;
     };
     intern(0, 0);
@@ -470,23 +529,27 @@ class CharDfaBuilder {
       const auto x = static_cast<uint32_t>(pairs.key(d) >> 32), y = static_cast<uint32_t>(pairs.key(d));
       const auto& ex = ca.states_[x].edges;
       const auto& ey = cb.states_[y].edges;
-      CharDfa::Edges edges;
+      const size_t first = out.edges.size();
       size_t i = 0, j = 0;
       while (i < ex.size() && j < ey.size()) {
         const uint32_t lo = std::max(ex[i].lo, ey[j].lo);
         const uint32_t hi = std::min(ex[i].hi, ey[j].hi);
         if (lo <= hi) {
           const uint32_t t = intern(ex[i].target, ey[j].target);
-          append_edge(edges, lo, hi, t);
+          if (out.edges.size() > first && out.edges.back().target == t && out.edges.back().hi + 1 == lo) {
+            out.edges.back().hi = hi;
+          } else {
+            out.edges.push_back({lo, hi, t});
+          }
         }
         if (ex[i].hi < ey[j].hi) ++i; else ++j;
       }
-      out.states_[d].edges = std::move(edges);
-      out.states_[d].final = both ? (ca.states_[x].final && cb.states_[y].final)
-                                  : (ca.states_[x].final || cb.states_[y].final);
+      out.begin.push_back(static_cast<uint32_t>(out.edges.size()));
+      out.final.push_back(both ? (ca.states_[x].final && cb.states_[y].final)
+                               : (ca.states_[x].final || cb.states_[y].final));
     }
     if (explored) *explored = pairs.size();
-    return out.minimized();
+    return minimized_of(out);
   }
 };
 
@@ -609,7 +672,7 @@ CharDfa CharDfa::complement() const {
   if (states_.size() == 1 && !states_[0].final && states_[0].edges.empty()) return all();
   const size_t n = out.states_.size();
   Predecessors preds;
-  std::vector<char> live = live_states(out.states_, preds);
+  std::vector<char> live = live_states(StateList{out.states_}, preds);
   if (!live[0]) return none();  // the language was every string
   // The sink (the last state) stays out when no edge needed it: this automaton was complete.
   live[n - 1] = live[n - 1] && std::ranges::any_of(preds.of(n - 1),
@@ -638,36 +701,7 @@ CharDfa CharDfa::complement() const {
 
 CharDfa CharDfa::minimized() const {
   if (minimal_) return *this;
-  // Drop states that cannot reach a final state (keeping the start).
-  const size_t n = states_.size();
-  Predecessors preds;
-  const std::vector<char> live = live_states(states_, preds);
-  const std::vector<uint32_t> cls = language_classes(states_, live, preds);
-  const size_t count = n ? *std::max_element(cls.begin(), cls.end()) + 1 : 0;
-  std::vector<uint32_t> remap(count, UINT32_MAX), rep;
-  remap[cls[0]] = 0;
-  rep.push_back(0);
-  for (uint32_t s = 0; s < n; ++s) {
-    if (live[s] && remap[cls[s]] == UINT32_MAX) {
-      remap[cls[s]] = static_cast<uint32_t>(rep.size());
-      rep.push_back(s);
-    }
-  }
-  CharDfa out;
-  out.states_.resize(rep.size());
-  for (size_t c = 0; c < rep.size(); ++c) {
-    const State& st = states_[rep[c]];
-    State& o = out.states_[c];
-    o.final = st.final && live[rep[c]];
-    if (!live[rep[c]]) continue;
-    for (const auto& e : st.edges) {
-      if (!live[e.target]) continue;
-      const uint32_t t = remap[cls[e.target]];
-      append_edge(o.edges, e.lo, e.hi, t);
-    }
-  }
-  out.minimal_ = true;
-  return out;
+  return CharDfaBuilder::minimized_of(StateList{states_});
 }
 
 bool CharDfa::empty() const {
