@@ -189,10 +189,12 @@ const Norm& SchemaCompiler::normalize(const TermPtr& t) {
       case Term::Kind::kTrue: n = Norm::any(); break;
       case Term::Kind::kFalse: n = Norm::nothing(); break;
       case Term::Kind::kSchema: n = normalize_schema(*t); break;
-      case Term::Kind::kAnd:
-        n = normalize(t->args[0]);
-        for (size_t i = 1; i < t->args.size(); ++i) n = intersect(n, normalize(t->args[i]));
+      case Term::Kind::kAnd: {
+        std::vector<const Norm*> parts;  // norms_ is node-based: the references stay valid
+        for (const auto& a : t->args) parts.push_back(&normalize(a));
+        n = intersect_all(parts);
         break;
+      }
       case Term::Kind::kOr: {
         std::vector<const Norm*> parts;  // norms_ is node-based: the references stay valid
         for (const auto& a : t->args) parts.push_back(&normalize(a));
@@ -607,7 +609,9 @@ Norm SchemaCompiler::normalize_schema(const Term& t) {
     return out;
   };
   if (s.contains("allOf")) {
-    for (const auto& a : list("allOf")) n = intersect(n, normalize(a));
+    std::vector<const Norm*> parts{&n};
+    for (const auto& a : list("allOf")) parts.push_back(&normalize(a));
+    n = intersect_all(parts);
   }
   if (s.contains("anyOf")) n = intersect(n, normalize(t_or(list("anyOf"))));
   if (s.contains("oneOf")) {

@@ -334,6 +334,22 @@ Norm intersect(const Norm& a, const Norm& b) {
   return n;
 }
 
+Norm intersect_all(const std::vector<const Norm*>& parts) {
+  Norm n = *parts[0];
+  std::vector<const NumberSet*> numbers{&parts[0]->number};
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const Norm& b = *parts[i];
+    n.null = n.null && b.null;
+    n.booleans &= b.booleans;
+    n.string = dfa_and(n.string, b.string);
+    n.arrays = cross(n.arrays, b.arrays);
+    n.objects = cross(n.objects, b.objects);
+    numbers.push_back(&b.number);
+  }
+  n.number = numbers_and_all(numbers);
+  return n;
+}
+
 namespace {
 // `strings` false: the strings are left out (united elsewhere: united_word_lists).
 Norm unite(const Norm& a, const Norm& b, bool strings) {

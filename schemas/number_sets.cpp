@@ -322,6 +322,34 @@ NumberSet numbers_and(const NumberSet& a, const NumberSet& b) {
   return set(p.dfa, p.plain ? kPlain : region, lost || p.plain);
 }
 
+NumberSet numbers_and_all(const std::vector<const NumberSet*>& sets) {
+  std::vector<const NumberSet*> rest;
+  std::optional<NumberConstraints> m;
+  size_t conjunctions = 0;
+  for (const NumberSet* x : sets) {
+    if (empty(x->texts)) return no_number_set();
+    if (x->formula && !x->lost_exponents && x->texts != every_number()) {
+      m = m ? merged(*m, *x->formula) : *x->formula;
+      ++conjunctions;
+    }
+  }
+  NumberSet n = all_number_set();
+  bool walked = false;
+  if (conjunctions >= 2) {
+    try {
+      bool plain_only = false;
+      NumberSet w = numbers_constrained(*m, plain_only);
+      if (!plain_only) n = std::move(w), walked = true;
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  for (const NumberSet* x : sets) {
+    const bool merged_in = walked && x->formula && !x->lost_exponents && x->texts != every_number();
+    if (!merged_in) n = numbers_and(n, *x);
+  }
+  return n;
+}
+
 NumberSet numbers_or(const NumberSet& a, const NumberSet& b) {
   if (empty(a.texts)) return b;
   if (empty(b.texts)) return a;

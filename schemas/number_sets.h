@@ -63,6 +63,13 @@ NumberSet all_number_set();
 NumberSet no_number_set();
 /// Intersection and union.
 NumberSet numbers_and(const NumberSet& a, const NumberSet& b);
+/// The intersection of all `sets`: the conjunctions among them (sets with a formula and all
+/// their exponent texts) merged into one walk first, then numbers_and with each other set in
+/// turn. An allOf of bounds and multipleOf builds one automaton, where a left fold of
+/// numbers_and walks each prefix's conjunction (Handwritten num1: four bounded products of
+/// growing multiples before the one it keeps). Falls back to the left fold when the merged
+/// walk is refused or over its budget. None: every number.
+NumberSet numbers_and_all(const std::vector<const NumberSet*>& sets);
 NumberSet numbers_or(const NumberSet& a, const NumberSet& b);
 /// The numbers outside `a`: every number when `a` is empty, none when it is every number,
 /// otherwise a's region minus `a` (so a text outside it is rejected by both a set and its

@@ -126,6 +126,9 @@ struct Norm {
 /// (uniqueItems under not), LimitError("schema_alternatives", no place yet: normalize
 /// places it) when the number of records exceeds EngineLimits::schema_alternatives.
 Norm intersect(const Norm& a, const Norm& b);
+/// The intersection of all `parts` (non-empty), as a left fold of intersect() but for the
+/// numbers (numbers_and_all: their conjunctions walked once, merged).
+Norm intersect_all(const std::vector<const Norm*>& parts);
 Norm unite(const Norm& a, const Norm& b);
 /// The union of all `parts` (as a balanced tree of unite(), records in order).
 Norm unite_all(const std::vector<const Norm*>& parts);
