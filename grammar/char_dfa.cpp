@@ -341,6 +341,27 @@ CharDfa CharDfa::from_states(std::vector<State> states) {
   return d;
 }
 
+CharDfa CharDfa::minimal_from(const PooledStates& states) {
+  const size_t n = states.final.size();
+  if (n == 0) throw std::invalid_argument("an automaton needs a start state");
+  if (states.first.size() != n || states.past.size() != n) {
+    throw std::invalid_argument("every state needs its range of edges");
+  }
+  for (size_t s = 0; s < n; ++s) {
+    if (states.first[s] > states.past[s] || states.past[s] > states.edges.size()) {
+      throw std::invalid_argument("a state's edges must lie within the pool");
+    }
+    for (uint32_t i = states.first[s]; i < states.past[s]; ++i) {
+      const Edge& e = states.edges[i];
+      if (e.lo > e.hi || e.hi > kMaxCodepoint || e.target >= n || (i > states.first[s] && states.edges[i - 1].hi >= e.lo)) {
+        throw std::invalid_argument("automaton edges must be sorted, disjoint and in range");
+      }
+    }
+  }
+  check_limit(n);
+  return CharDfaBuilder::minimized_of(char_dfa_detail::PooledView{states});
+}
+
 CharDfa CharDfa::intersect(const CharDfa& a, const CharDfa& b, size_t max_states, size_t* explored) {
   if (explored) *explored = 0;
   if (auto w = intersect_words(a, b)) return sorted_literals(std::move(*w));  // a subset: fits

@@ -81,6 +81,17 @@ class CharDfa {
   /// An automaton given state by state (state 0 starts; edges sorted, disjoint, targets in
   /// range). Throws std::invalid_argument otherwise.
   static CharDfa from_states(std::vector<State> states);
+  /// States whose edges share one vector: state s has edges[first[s], past[s]) (sorted,
+  /// disjoint, targets in range) and finality final[s]; state 0 starts.
+  struct PooledStates {
+    std::vector<Edge> edges;
+    std::vector<uint32_t> first, past;
+    std::vector<char> final;
+  };
+  /// The minimal automaton of `states`: from_states(...).minimized() without an edge vector
+  /// per state, which a state of more than kInlineEdges edges allocates (a number's walk
+  /// reads ten digits a state). Throws std::invalid_argument as from_states does.
+  static CharDfa minimal_from(const PooledStates& states);
 
   /// Products. Throw AutomatonLimitError past max_states() states, or past `max_states`
   /// (before minimization). When an operand has words() (both, for unite), they are set

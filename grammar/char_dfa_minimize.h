@@ -38,6 +38,14 @@ struct FlatStates {
   bool is_final(uint32_t s) const { return final[s]; }
 };
 
+// CharDfa::PooledStates as a view.
+struct PooledView {
+  const CharDfa::PooledStates& p;
+  size_t size() const { return p.final.size(); }
+  std::span<const CharDfa::Edge> edges_of(uint32_t s) const { return {p.edges.data() + p.first[s], p.edges.data() + p.past[s]}; }
+  bool is_final(uint32_t s) const { return p.final[s]; }
+};
+
 // Each state's predecessors, one entry per edge: those of state t are
 // from[begin[t], begin[t + 1]) (flat arrays: an automaton product has tens of thousands of
 // states, and a vector per state cost more than the walk over them).

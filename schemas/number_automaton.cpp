@@ -300,7 +300,15 @@ const CharDfa& exponents_between(int64_t lo, int64_t hi) {
 
 CharDfa build(const Condition* nonnegative, const Condition* negative, bool exponents, size_t max_states) {
   const Condition* sides[2] = {nonnegative, negative};
-  std::vector<CharDfa::State> states(1);
+  // The states' edges in one pool (CharDfa::minimal_from): a state reads up to ten digits
+  // to as many targets, past the edges a CharDfa::State keeps inline.
+  CharDfa::PooledStates states;
+  auto add_state = [&] {
+    states.first.push_back(0);
+    states.past.push_back(0);
+    states.final.push_back(0);
+  };
+  add_state();
   // The keys in the order met, expanded in that order; state_of: each one's state (the
   // exponent states interleave).
   InternTable<Key, KeyHash> keys(1024);
@@ -309,22 +317,24 @@ CharDfa build(const Condition* nonnegative, const Condition* negative, bool expo
   auto intern = [&](const Key& k) {
     const auto [n, fresh] = keys.intern(k);
     if (fresh) {
-      if (states.size() >= max_states) throw std::length_error("number automaton over its state budget");
-      state_of.push_back(static_cast<uint32_t>(states.size()));
-      states.emplace_back();
+      if (states.final.size() >= max_states) throw std::length_error("number automaton over its state budget");
+      state_of.push_back(static_cast<uint32_t>(states.final.size()));
+      add_state();
     }
     return state_of[n];
   };
   auto append = [&](const CharDfa& x) {
-    const auto offset = static_cast<uint32_t>(states.size());
+    const auto offset = static_cast<uint32_t>(states.final.size());
     for (const auto& s : x.states()) {
-      states.push_back(s);
-      for (auto& e : states.back().edges) e.target += offset;
+      states.first.push_back(static_cast<uint32_t>(states.edges.size()));
+      for (const auto& e : s.edges) states.edges.push_back({e.lo, e.hi, e.target + offset});
+      states.past.push_back(static_cast<uint32_t>(states.edges.size()));
+      states.final.push_back(s.final ? 1 : 0);
     }
     return offset;
   };
   auto exponent_state = [&](int64_t lo, int64_t hi) {
-    auto [it, fresh] = exponent_starts.try_emplace({lo, hi}, static_cast<uint32_t>(states.size()));
+    auto [it, fresh] = exponent_starts.try_emplace({lo, hi}, static_cast<uint32_t>(states.final.size()));
     if (fresh) append(exponents_between(lo, hi));
     return it->second;
   };
@@ -363,13 +373,18 @@ CharDfa build(const Condition* nonnegative, const Condition* negative, bool expo
   // When both signs have the same condition, their walks share states past the begin state.
   const uint8_t negative_side = negative == nonnegative ? 0 : 1;
   const uint32_t minus = negative ? intern({negative->start(), 1, kBegin}) : 0;
-  if (!nonnegative && negative) states[0].edges.push_back({'-', '-', minus});
+  if (!nonnegative && negative) {
+    states.first[0] = static_cast<uint32_t>(states.edges.size());
+    states.edges.push_back({'-', '-', minus});
+    states.past[0] = static_cast<uint32_t>(states.edges.size());
+  }
+  Edges edges;  // one state's, reused
   for (uint32_t i = 0; i < keys.size(); ++i) {
     const Key k = keys.key(i);
     const uint32_t id = state_of[i];
     const Condition& c = *sides[k.side];
     const uint8_t side = k.side == 1 ? negative_side : k.side;  // of the states after this one
-    Edges edges;
+    edges.clear();
     if (id == 0 && negative) edges.push_back({'-', '-', minus});
     if (k.shape == kZero || k.shape == kInt) {
       const uint64_t t = c.step(k.cond, '.');
@@ -400,10 +415,12 @@ CharDfa build(const Condition* nonnegative, const Condition* negative, bool expo
         edges.push_back({'e', 'e', x});
       }
     }
-    states[id].edges = std::move(edges);
-    states[id].final = final;
+    states.first[id] = static_cast<uint32_t>(states.edges.size());
+    states.edges.insert(states.edges.end(), edges.begin(), edges.end());
+    states.past[id] = static_cast<uint32_t>(states.edges.size());
+    states.final[id] = final ? 1 : 0;
   }
-  return CharDfa::from_states(std::move(states)).minimized();
+  return CharDfa::minimal_from(states);
 }
 
 }  // namespace lockstep::number_automaton

@@ -203,23 +203,24 @@ DfaPtr plain_texts(const DfaPtr& x) {
   return Registry::get()
       .operation('p', x, nullptr,
                  [&] {
-                   std::vector<CharDfa::State> states = x->states();
-                   for (auto& st : states) {
-                     CharDfa::Edges kept;
+                   CharDfa::PooledStates states;
+                   for (const auto& st : x->states()) {
+                     states.first.push_back(static_cast<uint32_t>(states.edges.size()));
                      for (const auto& e : st.edges) {
                        // The edge's range without 'E' and 'e' (a range holding either is only
                        // that letter in a number automaton, but nothing here relies on it).
                        uint32_t lo = e.lo;
                        for (const uint32_t mark : {uint32_t{'E'}, uint32_t{'e'}}) {
                          if (mark < lo || mark > e.hi) continue;
-                         if (lo < mark) kept.push_back({lo, mark - 1, e.target});
+                         if (lo < mark) states.edges.push_back({lo, mark - 1, e.target});
                          lo = mark + 1;
                        }
-                       if (lo <= e.hi) kept.push_back({lo, e.hi, e.target});
+                       if (lo <= e.hi) states.edges.push_back({lo, e.hi, e.target});
                      }
-                     st.edges = std::move(kept);
+                     states.past.push_back(static_cast<uint32_t>(states.edges.size()));
+                     states.final.push_back(st.final ? 1 : 0);
                    }
-                   return Registry::Result{Registry::wrap(CharDfa::from_states(std::move(states)).minimized()), false};
+                   return Registry::Result{Registry::wrap(CharDfa::minimal_from(states)), false};
                  })
       .dfa;
 }

@@ -107,6 +107,50 @@ TEST(CharDfa, ShortcutsGiveThePartitionRefinementResult) {
 // sort_words against std::sort and std::unique: words short enough to be held inline and
 // long ones, repeated (next to each other once sorted, the first of a run moved out before
 // the next is compared), with bytes above 0x7F and zero bytes, a prefix of another.
+// minimal_from() reads states from one pool of edges, in any order in the pool; it must give
+// from_states(...).minimized() and refuse what from_states() refuses.
+TEST(CharDfa, PooledStatesMinimizeAsStateLists) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    // A random automaton over a few ranges, with duplicate states to merge.
+    const size_t n = 2 + rng() % 30;
+    std::vector<CharDfa::State> states(n);
+    for (auto& st : states) {
+      st.final = rng() % 3 == 0;
+      uint32_t lo = 'a';
+      for (size_t k = rng() % 5; k > 0; --k) {
+        const uint32_t hi = lo + rng() % 3;
+        st.edges.push_back({lo, hi, static_cast<uint32_t>(rng() % n)});
+        lo = hi + 1 + rng() % 2;
+      }
+    }
+    CharDfa::PooledStates pool;
+    pool.first.resize(n), pool.past.resize(n), pool.final.resize(n);
+    for (size_t i = n; i-- > 0;) {  // the pool in reverse state order
+      pool.first[i] = static_cast<uint32_t>(pool.edges.size());
+      pool.edges.insert(pool.edges.end(), states[i].edges.begin(), states[i].edges.end());
+      pool.past[i] = static_cast<uint32_t>(pool.edges.size());
+      pool.final[i] = states[i].final ? 1 : 0;
+    }
+    const CharDfa pooled = CharDfa::minimal_from(pool);
+    EXPECT_TRUE(pooled.known_minimal());
+    EXPECT_EQ(canonical_form(pooled), canonical_form(CharDfa::from_states(states).minimized())) << "trial " << trial;
+  }
+  CharDfa::PooledStates bad;
+  EXPECT_THROW(CharDfa::minimal_from(bad), std::invalid_argument);  // no start state
+  bad.edges = {{'b', 'c', 0}, {'a', 'b', 0}};
+  bad.first = {0};
+  bad.past = {2};
+  bad.final = {1};
+  EXPECT_THROW(CharDfa::minimal_from(bad), std::invalid_argument);  // overlapping, unsorted
+  bad.edges = {{'a', 'b', 1}};
+  bad.past = {1};
+  EXPECT_THROW(CharDfa::minimal_from(bad), std::invalid_argument);  // a target out of range
+  bad.edges = {{'a', 'b', 0}};
+  bad.past = {2};
+  EXPECT_THROW(CharDfa::minimal_from(bad), std::invalid_argument);  // past the pool
+}
+
 TEST(CharDfa, SortWordsSortsBytewiseOnceEach) {
   std::mt19937 rng(111);
   const std::vector<std::string> pieces{"a", "b", std::string("\0", 1), "\xc3\xa9", "\xff", "same-long-prefix-",
