@@ -324,15 +324,13 @@ NumberSet numbers_and(const NumberSet& a, const NumberSet& b) {
 }
 
 NumberSet numbers_and_all(const std::vector<const NumberSet*>& sets) {
-  std::vector<const NumberSet*> rest;
+  // A conjunction: a set made from one, with all its exponent texts (every number is neutral).
+  auto conjunction = [](const NumberSet& x) { return x.formula && !x.lost_exponents && x.texts != every_number(); };
   std::optional<NumberConstraints> m;
   size_t conjunctions = 0;
   for (const NumberSet* x : sets) {
     if (empty(x->texts)) return no_number_set();
-    if (x->formula && !x->lost_exponents && x->texts != every_number()) {
-      m = m ? merged(*m, *x->formula) : *x->formula;
-      ++conjunctions;
-    }
+    if (conjunction(*x)) m = m ? merged(*m, *x->formula) : *x->formula, ++conjunctions;
   }
   NumberSet n = all_number_set();
   bool walked = false;
@@ -345,8 +343,7 @@ NumberSet numbers_and_all(const std::vector<const NumberSet*>& sets) {
     }
   }
   for (const NumberSet* x : sets) {
-    const bool merged_in = walked && x->formula && !x->lost_exponents && x->texts != every_number();
-    if (!merged_in) n = numbers_and(n, *x);
+    if (!walked || !conjunction(*x)) n = numbers_and(n, *x);
   }
   return n;
 }
