@@ -24,9 +24,9 @@ namespace {
 
 using char_dfa_detail::append_edge;
 using char_dfa_detail::check_limit;
-using char_dfa_detail::FlatStates;
 using char_dfa_detail::language_classes;
 using char_dfa_detail::live_states;
+using char_dfa_detail::PooledView;
 using char_dfa_detail::Predecessors;
 using char_dfa_detail::StateList;
 using VecHash = U32SeqHash</*SeedWithLength=*/true>;
@@ -239,8 +239,8 @@ class CharDfaBuilder {
     if (!both) complete_a = a.completed(), complete_b = b.completed();
     const CharDfa& ca = both ? a : *complete_a;
     const CharDfa& cb = both ? b : *complete_b;
-    // The product's states in flat arrays, minimized from there (FlatStates).
-    FlatStates out;
+    // The product's states with their edges in one vector, minimized from there.
+    CharDfa::PooledStates out;
     // (x << 32 | y) numbered in the order met: the state of the pair.
     InternTable<uint64_t, Mixed64Hash> pairs(std::max(ca.states_.size(), cb.states_.size()));
     auto intern = [&](uint32_t x, uint32_t y) {
@@ -253,7 +253,8 @@ class CharDfaBuilder {
       const auto x = static_cast<uint32_t>(pairs.key(d) >> 32), y = static_cast<uint32_t>(pairs.key(d));
       const auto& ex = ca.states_[x].edges;
       const auto& ey = cb.states_[y].edges;
-      const size_t first = out.edges.size();
+      const auto first = static_cast<uint32_t>(out.edges.size());
+      out.first.push_back(first);
       size_t i = 0, j = 0;
       while (i < ex.size() && j < ey.size()) {
         const uint32_t lo = std::max(ex[i].lo, ey[j].lo);
@@ -268,12 +269,12 @@ class CharDfaBuilder {
         }
         if (ex[i].hi < ey[j].hi) ++i; else ++j;
       }
-      out.begin.push_back(static_cast<uint32_t>(out.edges.size()));
+      out.past.push_back(static_cast<uint32_t>(out.edges.size()));
       out.final.push_back(both ? (ca.states_[x].final && cb.states_[y].final)
                                : (ca.states_[x].final || cb.states_[y].final));
     }
     if (explored) *explored = pairs.size();
-    return minimized_of(out);
+    return minimized_of(PooledView{out});
   }
 };
 
@@ -359,7 +360,7 @@ CharDfa CharDfa::minimal_from(const PooledStates& states) {
     }
   }
   check_limit(n);
-  return CharDfaBuilder::minimized_of(char_dfa_detail::PooledView{states});
+  return CharDfaBuilder::minimized_of(PooledView{states});
 }
 
 CharDfa CharDfa::intersect(const CharDfa& a, const CharDfa& b, size_t max_states, size_t* explored) {

@@ -2,7 +2,7 @@
 // char_dfa.cpp): dead states found backwards from the final ones, the acyclic part classed
 // from the ends (Revuz), the part on or after a cycle by Moore's rounds when small, else by
 // partition refinement (partition_refinement.h). Written once over a view of the states: a
-// CharDfa's own (StateList) or a product's flat arrays (FlatStates).
+// CharDfa's own (StateList) or states sharing one vector of edges (PooledView).
 #pragma once
 
 #include <algorithm>
@@ -19,23 +19,14 @@
 namespace lockstep::char_dfa_detail {
 
 // States to minimize, by index: their edges (sorted, disjoint) and finality. A CharDfa's own
-// states, or a product's in flat arrays (one allocation for all edges, where a state of
-// more than CharDfa::kInlineEdges edges has one of its own: the product of two number
-// automata reads ten digits a state, to as many targets).
+// states, or states whose edges share one vector (CharDfa::PooledStates: one allocation for
+// all edges, where a state of more than CharDfa::kInlineEdges edges has one of its own; the
+// product of two number automata reads ten digits a state, to as many targets).
 struct StateList {
   const std::vector<CharDfa::State>& states;
   size_t size() const { return states.size(); }
   std::span<const CharDfa::Edge> edges_of(uint32_t s) const { return {states[s].edges.data(), states[s].edges.size()}; }
   bool is_final(uint32_t s) const { return states[s].final; }
-};
-
-struct FlatStates {
-  std::vector<CharDfa::Edge> edges;
-  std::vector<uint32_t> begin{0};  // the edges of state s: [begin[s], begin[s + 1])
-  std::vector<char> final;
-  size_t size() const { return final.size(); }
-  std::span<const CharDfa::Edge> edges_of(uint32_t s) const { return {edges.data() + begin[s], edges.data() + begin[s + 1]}; }
-  bool is_final(uint32_t s) const { return final[s]; }
 };
 
 // CharDfa::PooledStates as a view.
