@@ -325,17 +325,22 @@ CharDfa CharDfa::from_expr(const Expr& e) {
   return CharDfaBuilder::from_nfa(nfa, start, accept).minimized();
 }
 
-CharDfa CharDfa::from_states(std::vector<State> states) {
-  if (states.empty()) throw std::invalid_argument("an automaton needs a start state");
-  for (const auto& st : states) {
-    for (size_t i = 0; i < st.edges.size(); ++i) {
-      const Edge& e = st.edges[i];
-      if (e.lo > e.hi || e.hi > kMaxCodepoint || e.target >= states.size() ||
-          (i > 0 && st.edges[i - 1].hi >= e.lo)) {
-        throw std::invalid_argument("automaton edges must be sorted, disjoint and in range");
-      }
+namespace {
+// Throws unless `edges` (one state's, of an automaton of `n` states) are sorted, disjoint
+// code-point ranges to states in range.
+void check_edges(std::span<const CharDfa::Edge> edges, size_t n) {
+  for (size_t i = 0; i < edges.size(); ++i) {
+    const CharDfa::Edge& e = edges[i];
+    if (e.lo > e.hi || e.hi > kMaxCodepoint || e.target >= n || (i > 0 && edges[i - 1].hi >= e.lo)) {
+      throw std::invalid_argument("automaton edges must be sorted, disjoint and in range");
     }
   }
+}
+}  // namespace
+
+CharDfa CharDfa::from_states(std::vector<State> states) {
+  if (states.empty()) throw std::invalid_argument("an automaton needs a start state");
+  for (const auto& st : states) check_edges({st.edges.data(), st.edges.size()}, states.size());
   check_limit(states.size());
   CharDfa d;
   d.states_ = std::move(states);
@@ -348,16 +353,11 @@ CharDfa CharDfa::minimal_from(const PooledStates& states) {
   if (states.first.size() != n || states.past.size() != n) {
     throw std::invalid_argument("every state needs its range of edges");
   }
-  for (size_t s = 0; s < n; ++s) {
+  for (uint32_t s = 0; s < n; ++s) {
     if (states.first[s] > states.past[s] || states.past[s] > states.edges.size()) {
       throw std::invalid_argument("a state's edges must lie within the pool");
     }
-    for (uint32_t i = states.first[s]; i < states.past[s]; ++i) {
-      const Edge& e = states.edges[i];
-      if (e.lo > e.hi || e.hi > kMaxCodepoint || e.target >= n || (i > states.first[s] && states.edges[i - 1].hi >= e.lo)) {
-        throw std::invalid_argument("automaton edges must be sorted, disjoint and in range");
-      }
-    }
+    check_edges(PooledView{states}.edges_of(s), n);
   }
   check_limit(n);
   return CharDfaBuilder::minimized_of(PooledView{states});
