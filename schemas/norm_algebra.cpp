@@ -323,14 +323,21 @@ Norm Norm::nothing() {
   return n;
 }
 
+namespace {
+// a ∩ b for every type but numbers, into `out` (which may be `a`: a running intersection).
+void intersect_but_numbers(Norm& out, const Norm& a, const Norm& b) {
+  out.null = a.null && b.null;
+  out.booleans = a.booleans & b.booleans;
+  out.string = dfa_and(a.string, b.string);
+  out.arrays = cross(a.arrays, b.arrays);
+  out.objects = cross(a.objects, b.objects);
+}
+}  // namespace
+
 Norm intersect(const Norm& a, const Norm& b) {
   Norm n;
-  n.null = a.null && b.null;
-  n.booleans = a.booleans & b.booleans;
   n.number = numbers_and(a.number, b.number);
-  n.string = dfa_and(a.string, b.string);
-  n.arrays = cross(a.arrays, b.arrays);
-  n.objects = cross(a.objects, b.objects);
+  intersect_but_numbers(n, a, b);
   return n;
 }
 
@@ -338,13 +345,8 @@ Norm intersect_all(const std::vector<const Norm*>& parts) {
   Norm n = *parts[0];
   std::vector<const NumberSet*> numbers{&parts[0]->number};
   for (size_t i = 1; i < parts.size(); ++i) {
-    const Norm& b = *parts[i];
-    n.null = n.null && b.null;
-    n.booleans &= b.booleans;
-    n.string = dfa_and(n.string, b.string);
-    n.arrays = cross(n.arrays, b.arrays);
-    n.objects = cross(n.objects, b.objects);
-    numbers.push_back(&b.number);
+    intersect_but_numbers(n, n, *parts[i]);
+    numbers.push_back(&parts[i]->number);
   }
   n.number = numbers_and_all(numbers);
   return n;
