@@ -34,6 +34,7 @@
 #include "automata/utf8_ranges.h"
 #include "grammar/char_dfa.h"
 #include "grammar/hash.h"
+#include "grammar/intern_table.h"
 
 namespace lockstep {
 
@@ -121,7 +122,7 @@ class EscapeRules {
   const Grammar& grammar_;
   const uint32_t first_;
   const bool bmp_;
-  std::unordered_map<std::vector<uint32_t>, uint32_t, U32SeqHash<>> index_;  // flattened ranges → rule
+  SeqInternTable<> index_;     // flattened ranges, numbered as their rules from first_
   std::vector<uint32_t> key_;  // rule()'s scratch
   std::deque<Rule> rules_;  // references stay valid while rules are added
   std::deque<std::vector<CodepointRange>> ranges_;
