@@ -205,7 +205,7 @@ const TokenizerInfo& GrammarCompiler::tokenizer_info() const { return impl_->tok
 
 CompiledGrammar GrammarCompiler::compile_json_schema(std::string_view schema, const JsonSchemaOptions& options) {
   const ordered_json doc = parse_json(schema, "schema");
-  const std::string key = "json_schema\n" + options_json(options).dump() + "\n" + doc.dump();
+  const std::string key = "json_schema\n" + options_json(options).dump() + "\n" + compact_json_text(schema);
   return impl_->get(key, [&] {
     return impl_->from_schema(CompiledGrammar::Kind::kJsonSchema, std::string(schema), options, false,
                               lockstep::compile_json_schema(doc, options));
@@ -223,7 +223,7 @@ CompiledGrammar GrammarCompiler::compile_builtin_json(const JsonSchemaOptions& o
 CompiledGrammar GrammarCompiler::compile_tools(std::string_view tools, const JsonSchemaOptions& options, bool parallel) {
   const ordered_json doc = parse_json(tools, "tool list");
   const std::string key =
-      fmt::format("tools\n{}\n{}\n{}", options_json(options).dump(), parallel ? 1 : 0, doc.dump());
+      fmt::format("tools\n{}\n{}\n{}", options_json(options).dump(), parallel ? 1 : 0, compact_json_text(tools));
   return impl_->get(key, [&] {
     return impl_->from_schema(CompiledGrammar::Kind::kTools, std::string(tools), options, parallel,
                               compile_tool_calls(parse_tool_definitions(doc), options, parallel));

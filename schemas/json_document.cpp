@@ -1,6 +1,7 @@
 // schemas/json_document.cpp — see json_document.h.
 #include "schemas/json_document.h"
 
+#include <algorithm>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -175,6 +176,30 @@ ojson read_json(std::string_view text) {
     throw beyond_double(name, text, builder.failed_at);
   }
   return doc;
+}
+
+std::string compact_json_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+      continue;
+    }
+    if (c != '"') {
+      out.push_back(c);
+      ++i;
+      continue;
+    }
+    // A string, to its closing quote: a backslash escapes the byte after it.
+    size_t end = i + 1;
+    while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+    end = std::min(end + 1, text.size());
+    out.append(text.substr(i, end - i));
+    i = end;
+  }
+  return out;
 }
 
 ojson parse_json_document(const std::string& text, const std::string& name) {

@@ -26,4 +26,11 @@ nlohmann::ordered_json parse_json_document(const std::string& text, const std::s
 /// Error naming the number and its line:column (nlohmann's out_of_range has no place).
 nlohmann::ordered_json read_json(std::string_view text);
 
+/// Valid JSON `text` without its insignificant whitespace (RFC 8259 §2: space, tab, line
+/// feed, carriage return between tokens); strings, numbers and key order as written. Two
+/// texts of one document written apart only by that whitespace give the same result, in
+/// one pass over the bytes (serializing the parsed document costs several times its
+/// reading). Undefined for text that is not valid JSON.
+std::string compact_json_text(std::string_view text);
+
 }  // namespace lockstep

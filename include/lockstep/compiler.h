@@ -9,9 +9,9 @@
 // CompiledGrammar.
 //
 // The compiler caches compiled grammars by canonical source (the kind, the source text — a
-// schema or tool list as parsed JSON, key order kept —, the options, the root rule): asking
-// twice for the same schema returns the same CompiledGrammar, with the masks the first one
-// has computed so far. The cache holds at most cache_limit_bytes of masks and sources;
+// schema or tool list without the whitespace between its JSON tokens —, the options, the
+// root rule): asking twice for the same schema returns the same CompiledGrammar, with the
+// masks the first one has computed so far. The cache holds at most cache_limit_bytes of masks and sources;
 // past that, the least recently used grammars are dropped from it (CompiledGrammars in use
 // stay valid).
 //

@@ -229,6 +229,17 @@ TEST(HostileSchema, RepeatedKeysKeepTheirFirstPlaceAndLastValue) {
   EXPECT_EQ(doc, ojson::parse(R"({"a": 1, "b": 2, "a": {"c": [3]}})"));
 }
 
+TEST(HostileSchema, CompactTextDropsOnlyTheWhitespaceBetweenTokens) {
+  // The compiler's cache key: whitespace inside strings (and escaped quotes and backslashes
+  // before it) is kept, the rest goes; the document read back is the same.
+  const std::string text = "{ \"a b\" :\t[1 ,\r\n 2.50e1 , \"x\\\" y\\\\\", {\"\\u0020\": \" \" } ] ,\n\"c\": null }";
+  const std::string compact = compact_json_text(text);
+  EXPECT_EQ(compact, "{\"a b\":[1,2.50e1,\"x\\\" y\\\\\",{\"\\u0020\":\" \"}],\"c\":null}");
+  EXPECT_EQ(ojson::parse(compact), ojson::parse(text));
+  EXPECT_EQ(compact_json_text(compact), compact);
+  EXPECT_EQ(compact_json_text(" \"\\\\\" "), "\"\\\\\"");  // a string ending in an escaped backslash
+}
+
 // ---- 3. Errors that name their place.
 
 TEST(HostileSchema, ANumberBeyondADoubleNamesItsLineAndColumn) {
