@@ -102,6 +102,12 @@ class InternTable {
     return {id, true};
   }
 
+  /// The number of `key`, or kNotFound.
+  static constexpr uint32_t kNotFound = intern_detail::Slots::kEmpty;
+  uint32_t find(const Key& key) const {
+    size_t slot = 0;
+    return slots_.find(Hash{}(key), [&](uint32_t x) { return keys_[x] == key; }, slot);
+  }
   const Key& key(uint32_t id) const { return keys_[id]; }
   size_t size() const { return keys_.size(); }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <cstdint>
+#include <deque>
 #include <iterator>
 #include <set>
 #include <string_view>
@@ -15,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "grammar/intern_table.h"
 #include "schemas/schema_compiler.h"
 
 namespace lockstep::schema {
@@ -154,12 +156,42 @@ std::string likely_keyword(std::string_view key, const json& value) {
 }
 
 void SchemaCompiler::report_keyword_typos() {
-  // Schema positions from the root through applicators and in-document $refs, each once.
-  std::unordered_set<std::string> seen;
-  std::vector<std::pair<const json*, std::string>> todo{{&doc_, ""}};
-  std::vector<std::pair<const json*, std::string>> children;
-  auto push = [&](const json& node, const std::string& pointer) {
-    if (node.is_object()) children.emplace_back(&node, pointer);
+  // Schema positions from the root through applicators and in-document $refs, each once (by
+  // node). A position's JSON pointer is made only for a warning: an entry names the entry it
+  // was reached from and the keyword (and name or item) between, or holds the pointer of a
+  // $ref's target. The same $ref (by base) is resolved once: every property of a Kubernetes
+  // schema refers to one of a few definitions.
+  struct Entry {
+    const json* node;
+    uint32_t up;              // the entry it was reached from (kNone: the root, or a $ref's target)
+    const char* keyword;      // between them
+    const std::string* name;  // and the member's name (maps), or
+    int64_t item;             // its number (arrays; -1: neither)
+    uint32_t ref_pointer;     // a $ref's target: its pointer in ref_pointers
+  };
+  static constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<Entry> entries{{&doc_, kNone, nullptr, nullptr, -1, kNone}};
+  std::deque<std::string> ref_pointers;
+  auto pointer_of = [&](uint32_t e) {
+    std::vector<uint32_t> chain;
+    for (; e != kNone && entries[e].ref_pointer == kNone && entries[e].up != kNone; e = entries[e].up) chain.push_back(e);
+    std::string out = e != kNone && entries[e].ref_pointer != kNone ? ref_pointers[entries[e].ref_pointer] : "";
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      const Entry& x = entries[*it];
+      out += '/';
+      out += x.keyword;
+      if (x.name) out += "/" + escape_pointer_token(*x.name);
+      if (x.item >= 0) out += "/" + std::to_string(x.item);
+    }
+    return out;
+  };
+  InternTable<uint64_t, Mixed64Hash> seen;
+  std::unordered_map<std::string, uint32_t> refs;  // base, '\n', $ref → the target's entry (kNone: none)
+  std::vector<uint32_t> todo{0}, children;
+  auto push = [&](const json& node, uint32_t up, const char* keyword, const std::string* name, int64_t item) {
+    if (!node.is_object()) return;
+    entries.push_back({&node, up, keyword, name, item, kNone});
+    children.push_back(static_cast<uint32_t>(entries.size() - 1));
   };
   static const char* const kSchema[] = {"additionalItems", "additionalProperties", "contains", "contentSchema",
                                         "else", "if", "items", "not", "propertyNames", "then",
@@ -181,13 +213,14 @@ void SchemaCompiler::report_keyword_typos() {
   }();
   std::array<const json*, kRef + 1> member{};
   while (!todo.empty()) {
-    const auto [node, pointer] = todo.back();
+    const uint32_t at = todo.back();
     todo.pop_back();
-    if (!seen.insert(pointer).second) continue;
+    const json* node = entries[at].node;
+    if (!seen.intern(reinterpret_cast<uintptr_t>(node)).second) continue;
     member.fill(nullptr);
     for (const auto& [key, value] : node->items()) {
       const std::string keyword = likely_keyword(key, value);
-      if (!keyword.empty()) warn(pointer, fmt::format("unknown keyword '{}': did you mean '{}'?", key, keyword));
+      if (!keyword.empty()) warn(pointer_of(at), fmt::format("unknown keyword '{}': did you mean '{}'?", key, keyword));
       if (const auto it = kIndex.find(key); it != kIndex.end()) {
         for (const size_t i : it->second) {
           if (!member[i]) member[i] = &value;  // the first of duplicate keys, as find() would
@@ -196,26 +229,36 @@ void SchemaCompiler::report_keyword_typos() {
     }
     children.clear();
     for (size_t i = 0; i < kNumSchema; ++i) {
-      if (member[i]) push(*member[i], pointer + "/" + kSchema[i]);
+      if (member[i]) push(*member[i], at, kSchema[i], nullptr, -1);
     }
     for (size_t i = 0; i < kNumArrays; ++i) {
       const json* a = member[kNumSchema + i];
       if (!a || !a->is_array()) continue;
-      for (size_t j = 0; j < a->size(); ++j) push((*a)[j], fmt::format("{}/{}/{}", pointer, kSchemaArrays[i], j));
+      for (size_t j = 0; j < a->size(); ++j) push((*a)[j], at, kSchemaArrays[i], nullptr, static_cast<int64_t>(j));
     }
     for (size_t i = 0; i < kNumMaps; ++i) {
       const json* m = member[kNumSchema + kNumArrays + i];
       if (!m || !m->is_object()) continue;
-      for (const auto& [name, sub] : m->items()) push(sub, pointer + "/" + kSchemaMaps[i] + "/" + escape_pointer_token(name));
+      for (const auto& [name, sub] : m->items()) push(sub, at, kSchemaMaps[i], &name, -1);
     }
-    const auto base = base_of_.find(pointer);
-    if (member[kRef] && member[kRef]->is_string() && base != base_of_.end()) {
-      try {
-        const TermPtr target = resolve_ref(member[kRef]->get<std::string>(), base->second, pointer + "/$ref");
-        if (target->kind == Term::Kind::kSchema) push(*target->node, target->pointer);
-      } catch (const SchemaError&) {
-        // An unresolvable $ref is the compiler's error to report, where it is used.
+    const std::string* base = base_of(node);
+    if (member[kRef] && member[kRef]->is_string() && base) {
+      const std::string& ref = member[kRef]->get_ref<const std::string&>();
+      auto [it, fresh] = refs.try_emplace(*base + '\n' + ref, kNone);
+      if (fresh) {
+        try {
+          // The place only words an error, which is the compiler's to report where the $ref is used.
+          const TermPtr target = resolve_ref(ref, *base, "");
+          if (target->kind == Term::Kind::kSchema && target->node->is_object()) {
+            ref_pointers.push_back(target->pointer);
+            entries.push_back({target->node, kNone, nullptr, nullptr, -1, static_cast<uint32_t>(ref_pointers.size() - 1)});
+            it->second = static_cast<uint32_t>(entries.size() - 1);
+          }
+        } catch (const SchemaError&) {
+          // An unresolvable $ref is the compiler's error to report, where it is used.
+        }
       }
+      if (it->second != kNone) children.push_back(it->second);
     }
     todo.insert(todo.end(), children.rbegin(), children.rend());  // visited in document order
   }

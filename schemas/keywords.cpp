@@ -68,44 +68,69 @@ SchemaCompiler::SchemaCompiler(const json& document, const JsonSchemaOptions& op
                               uri, options.default_draft));
     }
   }
-  index(document, "", kRootBase, root_draft_);
+  bases_.push_back(kRootBase);
+  index(document, Place{}, 0, root_draft_);
   if (document.is_object()) report_keyword_typos();
 }
 
-void SchemaCompiler::index(const json& node, const std::string& pointer, const std::string& parent_base, int draft) {
+std::string SchemaCompiler::Place::pointer() const {
+  std::vector<const Place*> chain;
+  for (const Place* p = this; p->up; p = p->up) chain.push_back(p);
+  std::string out;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    out += '/';
+    out += (*it)->key ? escape_pointer_token(*(*it)->key) : std::to_string((*it)->item);
+  }
+  return out;
+}
+
+const std::string* SchemaCompiler::base_of(const json* node) const {
+  const uint32_t k = based_nodes_.find(reinterpret_cast<uintptr_t>(node));
+  return k == based_nodes_.kNotFound ? nullptr : &bases_[base_index_[k]];
+}
+
+void SchemaCompiler::index(const json& node, const Place& place, uint32_t parent_base, int draft) {
   if (!node.is_object() && !node.is_array()) return;
-  std::string base = parent_base;
+  uint32_t base = parent_base;
   if (node.is_object()) {
     const KeywordView keys(node);
     const char* id_key = draft <= 4 ? "id" : "$id";
     // Drafts 4–7: a $ref replaces its siblings, $id included.
     const bool ref_wins = draft <= 7 && keys.contains("$ref");
+    auto set_base = [&](std::string b) {
+      if (b != bases_[base]) {
+        base = static_cast<uint32_t>(bases_.size());
+        bases_.push_back(std::move(b));
+      }
+    };
     if (!ref_wins && keys.contains(id_key) && keys[id_key].is_string()) {
       const std::string id = keys[id_key].get<std::string>();
-      const std::string full = resolve_uri(parent_base, id);
+      const std::string full = resolve_uri(bases_[parent_base], id);
       if (id.empty() || id[0] != '#') {
-        base = strip_fragment(full);
-        resources_[base] = {&node, pointer, draft};
+        set_base(strip_fragment(full));
+        resources_[bases_[base]] = {&node, place.pointer(), draft};
       }
       if (full.find('#') != std::string::npos && full.size() > full.find('#') + 1) {
-        resources_[full] = {&node, pointer, draft};  // "#name" identifiers of drafts 6 and 7
+        resources_[full] = {&node, place.pointer(), draft};  // "#name" identifiers of drafts 6 and 7
       }
     }
     for (const char* anchor : {"$anchor", "$dynamicAnchor"}) {
       if (keys.contains(anchor) && keys[anchor].is_string()) {
-        resources_[base + "#" + keys[anchor].get<std::string>()] = {&node, pointer, draft};
+        resources_[bases_[base] + "#" + keys[anchor].get<std::string>()] = {&node, place.pointer(), draft};
       }
     }
-    if (pointer.empty()) resources_[base] = {&node, pointer, draft};
+    if (!place.up) resources_[bases_[base]] = {&node, "", draft};
   }
-  base_of_[pointer] = base;
+  const auto [k, fresh] = based_nodes_.intern(reinterpret_cast<uintptr_t>(&node));
+  if (fresh) base_index_.push_back(base);
+  base_index_[k] = base;
   if (node.is_object()) {
-    for (const auto& [k, v] : node.items()) {
-      if (is_data_keyword(k)) continue;
-      index(v, pointer + "/" + escape_pointer_token(k), base, draft);
+    for (const auto& [key, v] : node.items()) {
+      if (is_data_keyword(key)) continue;
+      index(v, Place{&place, &key, 0}, base, draft);
     }
   } else {
-    for (size_t i = 0; i < node.size(); ++i) index(node[i], pointer + "/" + std::to_string(i), base, draft);
+    for (size_t i = 0; i < node.size(); ++i) index(node[i], Place{&place, nullptr, i}, base, draft);
   }
 }
 
@@ -143,7 +168,8 @@ TermPtr SchemaCompiler::resolve_ref(const std::string& ref, const std::string& b
   if (!fragment.empty() && fragment[0] != '/') {
     auto it = resources_.find(resource_uri + "#" + fragment);
     if (it == resources_.end()) return fail("no such anchor");
-    return t_schema(it->second.node, it->second.pointer, base_of_[it->second.pointer]);
+    const std::string* b = base_of(it->second.node);
+    return t_schema(it->second.node, it->second.pointer, b ? *b : std::string());
   }
   auto it = resources_.find(resource_uri);
   if (it == resources_.end()) return fail("not in this document (remote references are not fetched)");
@@ -159,8 +185,8 @@ TermPtr SchemaCompiler::resolve_ref(const std::string& ref, const std::string& b
     }
   }
   if (!node->is_object() && !node->is_boolean()) return fail("the target is not a schema");
-  auto b = base_of_.find(target);
-  return t_schema(node, target, b != base_of_.end() ? b->second : resource_uri);
+  const std::string* b = base_of(node);
+  return t_schema(node, target, b ? *b : resource_uri);
 }
 
 TermPtr SchemaCompiler::child(const Term& parent, const json& node, const std::string& path) {
@@ -168,8 +194,8 @@ TermPtr SchemaCompiler::child(const Term& parent, const json& node, const std::s
   if (!node.is_object() && !node.is_boolean()) {
     throw SchemaError(pointer, "a schema must be an object or a boolean");
   }
-  auto b = base_of_.find(pointer);
-  return t_schema(&node, pointer, b != base_of_.end() ? b->second : parent.base);
+  const std::string* b = base_of(&node);
+  return t_schema(&node, pointer, b ? *b : parent.base);
 }
 
 const Norm& SchemaCompiler::normalize(const TermPtr& t) {

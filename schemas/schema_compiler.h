@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "grammar/intern_table.h"
 #include "grammar/limits.h"
 
 #include "schemas/json_schema.h"
@@ -52,7 +53,18 @@ class SchemaCompiler {
     std::string pointer;
     int draft;
   };
-  void index(const json& node, const std::string& pointer, const std::string& base, int draft);
+  // A node's place in the document while index() walks it: its parent's place and its key
+  // (or item number), made into a JSON pointer only where a resource needs one.
+  struct Place {
+    const Place* up = nullptr;
+    const std::string* key = nullptr;  // null: item `item` of an array
+    size_t item = 0;
+    std::string pointer() const;
+  };
+  void index(const json& node, const Place& place, uint32_t parent_base, int draft);
+  /// The base URI index() found for `node` (an object or array of the document it walked,
+  /// outside data keywords), or null.
+  const std::string* base_of(const json* node) const;
   int draft_of(const std::string& pointer) const;
   TermPtr resolve_ref(const std::string& ref, const std::string& base, const std::string& pointer);
   TermPtr child(const Term& parent, const json& node, const std::string& path);
@@ -88,7 +100,11 @@ class SchemaCompiler {
   JsonSchemaOptions opt_;
   int root_draft_ = 2020;
   std::map<std::string, Resource> resources_;  // absolute URI (with #fragment for anchors)
-  std::unordered_map<std::string, std::string> base_of_;  // pointer → base URI of the node there
+  // Each indexed node's base URI, by node: a number in bases_ (a base is one string, shared
+  // by the nodes under it; thousands of nodes cost no string of their own).
+  std::vector<std::string> bases_;
+  InternTable<uint64_t, Mixed64Hash> based_nodes_;
+  std::vector<uint32_t> base_index_;  // per based_nodes_ number
   std::unordered_map<TermPtr, Norm, TermKeyHash, TermKeyEqual> norms_;
   std::unordered_set<TermPtr, TermKeyHash, TermKeyEqual> in_progress_;
   uint32_t normalize_depth_ = 0;  // kSchema terms being normalized, one inside the other

@@ -564,8 +564,8 @@ Expr GrammarBuilder::plain_array(const ArrayRec& r, uint32_t depth, const Pieces
 }
 
 CompiledSchema SchemaCompiler::run(uint32_t depth, bool bare) {
-  auto b = base_of_.find("");
-  const TermPtr root = t_schema(&doc_, "", b != base_of_.end() ? b->second : "");
+  const std::string* b = base_of(&doc_);
+  const TermPtr root = t_schema(&doc_, "", b ? *b : "");
   if (!doc_.is_object() && !doc_.is_boolean()) throw SchemaError("", "a schema must be an object or a boolean");
   const ProductBudget budget;  // the number algebra's, for this schema (number_sets.h)
   GrammarBuilder builder(*this);
