@@ -59,6 +59,9 @@ class Condition {
   /// order) and returns true; end() then says only whether the plain text is accepted.
   /// False (the default): end()'s interval.
   virtual bool intervals(uint64_t, std::vector<std::pair<int64_t, int64_t>>&) const { return false; }
+  /// Whether a step costs more than finding it again in a table (a conjunction then keeps
+  /// its parts' steps): false for the walks of a few bit operations.
+  virtual bool costly_steps() const { return false; }
 };
 
 /// Texts whose magnitude (the text after an optional '-') satisfies `nonnegative` when there

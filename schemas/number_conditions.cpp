@@ -625,8 +625,40 @@ Verdict EqualSet::end(uint64_t s) const {
 
 // ---- Conjunction
 
-Conjunction::Conjunction(std::vector<const Condition*> parts) : parts_(std::move(parts)) {
+Conjunction::Conjunction(std::vector<const Condition*> parts)
+    : parts_(std::move(parts)),
+      part_keys_(parts_.size()),
+      part_steps_(parts_.size()),
+      part_lookups_(parts_.size(), 0),
+      part_memo_(parts_.size(), 0) {
   if (parts_.size() < 2 || parts_.size() > kMaxParts) throw std::logic_error("a conjunction has 2 to 4 parts");
+  for (size_t i = 0; i < parts_.size(); ++i) part_memo_[i] = parts_[i]->costly_steps() ? 1 : 0;
+}
+
+uint64_t Conjunction::PartKeyHash::operator()(const PartKey& k) const {
+  return fmix64(k.state * 0x9E3779B97F4A7C15ull + static_cast<uint8_t>(k.c));
+}
+
+Conjunction::PartStep Conjunction::compute_step(size_t i, uint64_t state, char c) const {
+  PartStep p{parts_[i]->step(state, c), false, {}, {}};
+  if (p.next != kReject) {
+    p.fixed = parts_[i]->fixed(p.next, p.verdict);
+    if (!p.fixed) p.reach = parts_[i]->reach(p.next);
+  }
+  return p;
+}
+
+Conjunction::PartStep Conjunction::part_step(size_t i, uint64_t state, char c) const {
+  if (!part_memo_[i]) return compute_step(i, state, c);
+  const auto [n, fresh] = part_keys_[i].intern({state, c});
+  if (fresh) part_steps_[i].push_back(compute_step(i, state, c));
+  if (part_lookups_[i] < kProbeSteps && ++part_lookups_[i] == kProbeSteps && 2 * part_keys_[i].size() > kProbeSteps) {
+    part_memo_[i] = 0;  // mostly new steps: memoizing costs more than it saves
+    part_keys_[i] = InternTable<PartKey, PartKeyHash>();
+    part_steps_[i] = {};
+    return compute_step(i, state, c);
+  }
+  return part_steps_[i][n];
 }
 
 bool Conjunction::Tuple::operator==(const Tuple& o) const {
@@ -667,21 +699,24 @@ uint64_t Conjunction::step(uint64_t s, char c) const {
   Tuple t = tuples_.key(static_cast<uint32_t>(s));
   if (c == '.') t.frac = true;
   bool folded = false;
+  Reach r;  // reach(t) of the tuple reached, from its parts that stay
   for (size_t i = 0; i < parts_.size(); ++i) {
     if (t.part[i] == kFolded) continue;
-    t.part[i] = parts_[i]->step(t.part[i], c);
+    const PartStep p = part_step(i, t.part[i], c);
+    t.part[i] = p.next;
     if (t.part[i] == kReject) return kReject;
-    Verdict v;
-    if (parts_[i]->fixed(t.part[i], v)) {
-      t.plain = t.plain && v.plain;
-      t.lo = std::max(t.lo, v.lo);
-      t.hi = std::min(t.hi, v.hi);
+    if (p.fixed) {
+      t.plain = t.plain && p.verdict.plain;
+      t.lo = std::max(t.lo, p.verdict.lo);
+      t.hi = std::min(t.hi, p.verdict.hi);
       t.part[i] = kFolded;
       folded = true;
+    } else {
+      r.a = std::max(r.a, p.reach.a);
+      r.b = std::min(r.b, p.reach.b);
     }
   }
   if (!t.plain && t.lo > t.hi) return kReject;  // a folded part accepts nothing
-  const Reach r = reach(t);
   if (t.frac) {
     // In the fraction no integer digit follows: the bounds hold as they are.
     const bool pure = t.plain == (t.lo <= 0 && 0 <= t.hi);

@@ -136,6 +136,7 @@ class Multiple final : public Condition {
   uint64_t step(uint64_t s, char c) const override;
   Verdict end(uint64_t s) const override;
   Reach reach(uint64_t s) const override;
+  bool costly_steps() const override { return true; }
 
  private:
   struct MState {
@@ -185,6 +186,7 @@ class Conjunction final : public Condition {
   uint64_t step(uint64_t s, char c) const override;
   Verdict end(uint64_t s) const override;
   Reach reach(uint64_t s) const override;
+  bool costly_steps() const override { return true; }
 
  private:
   // parts' states (kFolded: folded into the fixed verdict), the fixed verdict, the fraction bit
@@ -198,10 +200,36 @@ class Conjunction final : public Condition {
     uint64_t operator()(const Tuple& t) const;
   };
   static constexpr uint64_t kFolded = kReject - 1;
+  // A part's step from a state by a character, with what step() asks of the state reached
+  // (fixed(), reach()): memoized per part, since many tuples share a part's state (an
+  // integer between bounds walks 2,557 tuples over about 300 states of its two parts). A
+  // part whose steps rarely repeat (most of the first kProbeSteps new) is not memoized:
+  // the multiples of 2.5 beside a bound at zero walk tuples that are their own states.
+  struct PartKey {
+    uint64_t state;
+    char c;
+    bool operator==(const PartKey& o) const { return state == o.state && c == o.c; }
+  };
+  struct PartKeyHash {
+    uint64_t operator()(const PartKey& k) const;
+  };
+  struct PartStep {
+    uint64_t next;
+    bool fixed;
+    Verdict verdict;  // when fixed
+    Reach reach;      // of `next`
+  };
+  PartStep part_step(size_t i, uint64_t state, char c) const;
+  PartStep compute_step(size_t i, uint64_t state, char c) const;
   uint64_t intern(const Tuple& t) const;
   Reach reach(const Tuple& t) const;
   std::vector<const Condition*> parts_;
   mutable InternTable<Tuple, TupleHash> tuples_;  // numbered as met: a state is its tuple's number
+  mutable std::vector<InternTable<PartKey, PartKeyHash>> part_keys_;  // per part
+  mutable std::vector<std::vector<PartStep>> part_steps_;              // per part, by key number
+  static constexpr uint32_t kProbeSteps = 256;
+  mutable std::vector<uint32_t> part_lookups_;  // per part, while probing
+  mutable std::vector<char> part_memo_;         // per part: memoized (else computed each time)
 };
 
 /// Any of `parts` (not owned; one to kMaxParts), walked side by side: a state is the tuple
@@ -219,6 +247,7 @@ class AnyOf final : public Condition {
   /// Plain only; the exponents are intervals().
   Verdict end(uint64_t s) const override;
   bool intervals(uint64_t s, std::vector<std::pair<int64_t, int64_t>>& out) const override;
+  bool costly_steps() const override { return true; }
 
  private:
   struct Tuple {
