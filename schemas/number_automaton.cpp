@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -180,15 +181,15 @@ CharDfa minimal_exponents(const Rows& rows) {
   return CharDfa::from_states(std::move(states));
 }
 
-CharDfa build_exponents(int64_t lo, int64_t hi) {
-  // After '+' or no sign X = m ≥ 0 with m in [max(lo, 0), hi]; after '-' X = -m with m in
-  // [max(-hi, 0), -lo].
+// The magnitudes m of an exponent in [lo, hi] on each side of its sign: after '+' or no
+// sign X = m ≥ 0 with m in [max(lo, 0), hi]; after '-' X = -m with m in [max(-hi, 0), -lo].
+struct Side {
+  bool ok = false;
+  int64_t a = 0, b = 0;
+  bool bounded = false;
+};
+std::pair<Side, Side> sides_of(int64_t lo, int64_t hi) {
   const int64_t L = lo, H = hi;
-  struct Side {
-    bool ok = false;
-    int64_t a = 0, b = 0;
-    bool bounded = false;
-  };
   Side pos, neg;
   if (hi == kPlusInfinity || H >= 0) {
     pos.a = lo == kMinusInfinity ? 0 : std::max<int64_t>(L, 0);
@@ -202,19 +203,20 @@ CharDfa build_exponents(int64_t lo, int64_t hi) {
     neg.b = -L;
     neg.ok = !neg.bounded || neg.b >= neg.a;
   }
-  const MagnitudeRange ranges[2] = {MagnitudeRange(pos.a, pos.bounded ? &pos.b : nullptr),
-                                    MagnitudeRange(neg.a, neg.bounded ? &neg.b : nullptr)};
-  // Row 0 reads the sign or, with none, the first digit as after '+'; the rows after a sign
-  // are not keyed (they need a digit, unlike any keyed row). Keyed rows are found by a scan
-  // of the keys (a dozen), or by a hash past kScanRows.
+  return {pos, neg};
+}
+
+// Digit texts [0-9]+ whose value lies in [side.a, side.b] (unbounded: no b), minimized; the
+// start reads the first digit.
+CharDfa build_magnitudes(const Side& side) {
+  const MagnitudeRange range(side.a, side.bounded ? &side.b : nullptr);
   boost::container::small_vector<ExponentRow, 24> rows(1);
-  boost::container::small_vector<uint64_t, 24> keys(1, UINT64_MAX);
+  boost::container::small_vector<uint64_t, 24> keys(1, UINT64_MAX);  // the start: no digit read
   boost::container::small_vector<MagnitudeRange::S, 24> walk(1);
-  boost::container::small_vector<int, 24> side_of(1, -1);
+  std::unordered_map<uint64_t, uint32_t> index;  // past a scan of kScanRows keys
   constexpr size_t kScanRows = 64;
-  std::unordered_map<uint64_t, uint32_t> index;
-  auto row_of = [&](int side, const MagnitudeRange::S& st) {
-    const uint64_t key = st.key() | static_cast<uint64_t>(side) << 48;
+  auto row_of = [&](const MagnitudeRange::S& st) {
+    const uint64_t key = st.key();
     if (keys.size() <= kScanRows) {
       for (size_t i = 0; i < keys.size(); ++i) {
         if (keys[i] == key) return static_cast<uint32_t>(i);
@@ -228,44 +230,64 @@ CharDfa build_exponents(int64_t lo, int64_t hi) {
     }
     keys.push_back(key);
     walk.push_back(st);
-    side_of.push_back(side);
     rows.emplace_back();
     return static_cast<uint32_t>(rows.size() - 1);
   };
-  auto unkeyed = [&](int side) {
-    keys.push_back(UINT64_MAX);  // no key is all ones: S::key() leaves bits 50 and up clear
-    walk.emplace_back();
-    side_of.push_back(side);
-    rows.emplace_back();
-    return static_cast<uint32_t>(rows.size() - 1);
-  };
-  auto digits = [&](uint32_t row, int side, const MagnitudeRange::S& st) {
+  for (uint32_t r = 0; r < rows.size(); ++r) {
+    const MagnitudeRange::S st = walk[r];
     for (int x = 0; x <= 9; ++x) {
       MagnitudeRange::S t;
-      if (ranges[side].step(st, x, t)) {
-        const uint32_t to = row_of(side, t);
-        rows[row].to[2 + x] = to;
+      if (range.step(st, x, t)) {
+        const uint32_t to = row_of(t);
+        rows[r].to[2 + x] = to;
       }
     }
+    rows[r].final = r != 0 && range.accepts(st);
+  }
+  return minimal_exponents(rows);
+}
+
+// build_magnitudes(side), memoized process-wide as exponents_between() is: the walks of one
+// schema ask for the same sides again and again.
+const CharDfa& magnitudes_between(const Side& side) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int64_t, int64_t, bool>, std::unique_ptr<const CharDfa>> cache;
+  const std::tuple<int64_t, int64_t, bool> key{side.a, side.bounded ? side.b : -1, side.bounded};
+  {
+    std::lock_guard lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) return *it->second;
+  }
+  auto dfa = std::make_unique<const CharDfa>(build_magnitudes(side));
+  std::lock_guard lock(mutex);
+  auto [it, fresh] = cache.try_emplace(key, std::move(dfa));
+  return *it->second;
+}
+
+CharDfa build_exponents(int64_t lo, int64_t hi) {
+  const auto [pos, neg] = sides_of(lo, hi);
+  // Row 0 reads the sign or, with none, the first digit as after '+'; then the rows of each
+  // side's magnitudes (digits only), merged where they meet.
+  boost::container::small_vector<ExponentRow, 24> rows(1);
+  auto add_side = [&](const Side& side) {
+    const CharDfa& m = magnitudes_between(side);
+    const auto base = static_cast<uint32_t>(rows.size());
+    for (const auto& st : m.states()) {
+      ExponentRow row;
+      row.final = st.final;
+      for (const auto& e : st.edges) {
+        for (uint32_t c = e.lo; c <= e.hi; ++c) row.to[2 + (c - '0')] = base + e.target;
+      }
+      rows.push_back(row);
+    }
+    return base;
   };
   if (pos.ok) {
-    const uint32_t after_plus = unkeyed(0);
-    digits(after_plus, 0, {});
-    rows[0].to = rows[after_plus].to;  // the digits as after '+'
-    rows[0].to[0] = after_plus;
+    const uint32_t p = add_side(pos);
+    rows[0].to = rows[p].to;  // the digits as after '+'
+    rows[0].to[0] = p;
   }
-  if (neg.ok) {
-    const uint32_t after_minus = unkeyed(1);
-    rows[0].to[1] = after_minus;
-    digits(after_minus, 1, {});
-  }
-  for (uint32_t r = 1; r < rows.size(); ++r) {
-    if (keys[r] == UINT64_MAX) continue;  // after a sign: done above
-    const MagnitudeRange::S st = walk[r];
-    const int side = side_of[r];
-    digits(r, side, st);
-    rows[r].final = ranges[side].accepts(st);
-  }
+  if (neg.ok) rows[0].to[1] = add_side(neg);
   return minimal_exponents(rows);
 }
 
@@ -303,6 +325,7 @@ CharDfa build(const Condition* nonnegative, const Condition* negative, bool expo
   // The states' edges in one pool (CharDfa::minimal_from): a state reads up to ten digits
   // to as many targets, past the edges a CharDfa::State keeps inline.
   CharDfa::PooledStates states;
+  constexpr uint32_t kNoState = UINT32_MAX;
   auto add_state = [&] {
     states.first.push_back(0);
     states.past.push_back(0);
@@ -333,10 +356,35 @@ CharDfa build(const Condition* nonnegative, const Condition* negative, bool expo
     }
     return offset;
   };
-  auto exponent_state = [&](int64_t lo, int64_t hi) {
-    auto [it, fresh] = exponent_starts.try_emplace({lo, hi}, static_cast<uint32_t>(states.final.size()));
-    if (fresh) append(exponents_between(lo, hi));
+  // An interval's exponent texts: a state reading the sign, into the automata of the
+  // magnitudes on each side, each appended once. The intervals of one walk share their
+  // sides (an integer up to 2^31 - 1 asks for 365 intervals, from about 40 sides each way);
+  // the minimization at the end merges what the pieces have in common.
+  std::map<std::tuple<int64_t, int64_t, bool>, uint32_t> magnitude_starts;
+  auto magnitude_state = [&](const Side& side) {
+    auto [it, fresh] = magnitude_starts.try_emplace({side.a, side.bounded ? side.b : -1, side.bounded}, 0);
+    if (fresh) it->second = append(magnitudes_between(side));
     return it->second;
+  };
+  auto exponent_state = [&](int64_t lo, int64_t hi) {
+    auto [it, fresh] = exponent_starts.try_emplace({lo, hi}, 0);
+    if (!fresh) return it->second;
+    const auto [pos, neg] = sides_of(lo, hi);
+    const uint32_t p = pos.ok ? magnitude_state(pos) : kNoState;
+    const uint32_t n = neg.ok ? magnitude_state(neg) : kNoState;
+    const auto id = static_cast<uint32_t>(states.final.size());
+    add_state();
+    states.first[id] = static_cast<uint32_t>(states.edges.size());
+    if (p != kNoState) states.edges.push_back({'+', '+', p});
+    if (n != kNoState) states.edges.push_back({'-', '-', n});
+    if (p != kNoState) {  // no sign: the digits as after '+'
+      for (uint32_t k = states.first[p]; k < states.past[p]; ++k) {
+        const CharDfa::Edge e = states.edges[k];  // a copy: the push may move the pool
+        states.edges.push_back(e);
+      }
+    }
+    states.past[id] = static_cast<uint32_t>(states.edges.size());
+    return it->second = id;
   };
   // Several intervals (Condition::intervals): merged where they meet; the union of their
   // automata when more than one remains, made once per list. kNone: no exponent.
