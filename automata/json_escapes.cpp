@@ -130,10 +130,7 @@ namespace {
 // the automaton is minimal.
 class EscapeDfa {
  public:
-  explicit EscapeDfa(const std::vector<CodepointRange>& c) : c_(c) {
-    states_.reserve(32);
-    hashes_.reserve(32);
-  }
+  explicit EscapeDfa(const std::vector<CodepointRange>& c) : c_(c) { states_.reserve(32); }
 
   // With `after_high_digit`, the automaton from after "uD" (c_ above U+FFFF only).
   CharDfa build(bool after_high_digit) {
@@ -300,38 +297,24 @@ class EscapeDfa {
            });
   }
 
-  // The state equal to `st`, or a new one (hash-consing): an open-addressing table of state
-  // numbers, probed by each state's hash and compared with the state itself. An automaton
-  // here has a few dozen states, made 145 times for a Kubernetes schema's key tries: no key
-  // copied, no allocation per lookup.
+  // The state equal to `st`, or a new one (hash-consing): the states' numbers in an
+  // open-addressing table (intern_detail::Slots), probed by each state's hash and compared
+  // with the state itself. An automaton here has a few dozen states, made 145 times for a
+  // Kubernetes schema's key tries: no key copied, no allocation per lookup.
   uint32_t intern(CharDfa::State st) {
     std::sort(st.edges.begin(), st.edges.end(), [](const auto& x, const auto& y) { return x.lo < y.lo; });
-    if (4 * (states_.size() + 1) > 3 * slots_.size()) {  // at most 3/4 full
-      std::vector<uint32_t> grown(2 * slots_.size(), kNone);
-      for (uint32_t id = 0; id < states_.size(); ++id) {
-        size_t i = hashes_[id] & (grown.size() - 1);
-        while (grown[i] != kNone) i = (i + 1) & (grown.size() - 1);
-        grown[i] = id;
-      }
-      slots_ = std::move(grown);
-    }
     const uint64_t h = hash_of(st);
-    size_t i = h & (slots_.size() - 1);  // fmix64's low bits depend on every bit too
-    for (; slots_[i] != kNone; i = (i + 1) & (slots_.size() - 1)) {
-      const uint32_t id = slots_[i];
-      if (hashes_[id] == h && same(states_[id], st)) return id;
-    }
-    const auto id = static_cast<uint32_t>(states_.size());
-    slots_[i] = id;
-    hashes_.push_back(h);
+    size_t slot = 0;
+    const uint32_t found = slots_.find(h, [&](uint32_t id) { return same(states_[id], st); }, slot);
+    if (found != intern_detail::Slots::kEmpty) return found;
+    const uint32_t id = slots_.add(slot, h);
     states_.push_back(std::move(st));
     return id;
   }
 
   const std::vector<CodepointRange>& c_;
   std::vector<CharDfa::State> states_;
-  std::vector<uint32_t> slots_ = std::vector<uint32_t>(64, kNone);  // intern()'s table: state numbers
-  std::vector<uint64_t> hashes_;                                       // each state's hash
+  intern_detail::Slots slots_{32};  // intern()'s table: state numbers by hash
   uint32_t final_ = kNone;
   uint32_t low_unit_any_ = kNone;
   std::vector<std::tuple<int, uint32_t, uint32_t>> any_;  // (n, then, state) of any()
