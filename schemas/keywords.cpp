@@ -121,9 +121,7 @@ void SchemaCompiler::index(const json& node, const Place& place, uint32_t parent
     }
     if (!place.up) resources_[bases_[base]] = {&node, "", draft};
   }
-  const auto [k, fresh] = based_nodes_.intern(reinterpret_cast<uintptr_t>(&node));
-  if (fresh) base_index_.push_back(base);
-  base_index_[k] = base;
+  if (based_nodes_.intern(reinterpret_cast<uintptr_t>(&node)).second) base_index_.push_back(base);
   if (node.is_object()) {
     for (const auto& [key, v] : node.items()) {
       if (is_data_keyword(key)) continue;

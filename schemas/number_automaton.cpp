@@ -187,6 +187,7 @@ struct Side {
   bool ok = false;
   int64_t a = 0, b = 0;
   bool bounded = false;
+  std::tuple<int64_t, int64_t, bool> key() const { return {a, bounded ? b : -1, bounded}; }
 };
 std::pair<Side, Side> sides_of(int64_t lo, int64_t hi) {
   const int64_t L = lo, H = hi;
@@ -252,7 +253,7 @@ CharDfa build_magnitudes(const Side& side) {
 const CharDfa& magnitudes_between(const Side& side) {
   static std::mutex mutex;
   static std::map<std::tuple<int64_t, int64_t, bool>, std::unique_ptr<const CharDfa>> cache;
-  const std::tuple<int64_t, int64_t, bool> key{side.a, side.bounded ? side.b : -1, side.bounded};
+  const auto key = side.key();
   {
     std::lock_guard lock(mutex);
     auto it = cache.find(key);
@@ -325,7 +326,7 @@ CharDfa build(const Condition* nonnegative, const Condition* negative, bool expo
   // The states' edges in one pool (CharDfa::minimal_from): a state reads up to ten digits
   // to as many targets, past the edges a CharDfa::State keeps inline.
   CharDfa::PooledStates states;
-  constexpr uint32_t kNoState = UINT32_MAX;
+  constexpr uint32_t kNone = UINT32_MAX;  // no state (no exponent, no side)
   auto add_state = [&] {
     states.first.push_back(0);
     states.past.push_back(0);
@@ -362,7 +363,7 @@ CharDfa build(const Condition* nonnegative, const Condition* negative, bool expo
   // the minimization at the end merges what the pieces have in common.
   std::map<std::tuple<int64_t, int64_t, bool>, uint32_t> magnitude_starts;
   auto magnitude_state = [&](const Side& side) {
-    auto [it, fresh] = magnitude_starts.try_emplace({side.a, side.bounded ? side.b : -1, side.bounded}, 0);
+    auto [it, fresh] = magnitude_starts.try_emplace(side.key(), 0);
     if (fresh) it->second = append(magnitudes_between(side));
     return it->second;
   };
@@ -370,14 +371,14 @@ CharDfa build(const Condition* nonnegative, const Condition* negative, bool expo
     auto [it, fresh] = exponent_starts.try_emplace({lo, hi}, 0);
     if (!fresh) return it->second;
     const auto [pos, neg] = sides_of(lo, hi);
-    const uint32_t p = pos.ok ? magnitude_state(pos) : kNoState;
-    const uint32_t n = neg.ok ? magnitude_state(neg) : kNoState;
+    const uint32_t p = pos.ok ? magnitude_state(pos) : kNone;
+    const uint32_t n = neg.ok ? magnitude_state(neg) : kNone;
     const auto id = static_cast<uint32_t>(states.final.size());
     add_state();
     states.first[id] = static_cast<uint32_t>(states.edges.size());
-    if (p != kNoState) states.edges.push_back({'+', '+', p});
-    if (n != kNoState) states.edges.push_back({'-', '-', n});
-    if (p != kNoState) {  // no sign: the digits as after '+'
+    if (p != kNone) states.edges.push_back({'+', '+', p});
+    if (n != kNone) states.edges.push_back({'-', '-', n});
+    if (p != kNone) {  // no sign: the digits as after '+'
       for (uint32_t k = states.first[p]; k < states.past[p]; ++k) {
         const CharDfa::Edge e = states.edges[k];  // a copy: the push may move the pool
         states.edges.push_back(e);
@@ -388,7 +389,6 @@ CharDfa build(const Condition* nonnegative, const Condition* negative, bool expo
   };
   // Several intervals (Condition::intervals): merged where they meet; the union of their
   // automata when more than one remains, made once per list. kNone: no exponent.
-  constexpr uint32_t kNone = UINT32_MAX;
   std::vector<std::pair<int64_t, int64_t>> spans;
   std::map<std::vector<std::pair<int64_t, int64_t>>, uint32_t> exponent_unions;
   auto exponent_union = [&]() -> uint32_t {
