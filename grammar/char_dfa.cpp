@@ -29,7 +29,6 @@ using char_dfa_detail::live_states;
 using char_dfa_detail::PooledView;
 using char_dfa_detail::Predecessors;
 using char_dfa_detail::StateList;
-using VecHash = U32SeqHash</*SeedWithLength=*/true>;
 
 // Thompson NFA over code-point ranges.
 struct CpNfa {
@@ -132,67 +131,85 @@ struct CpNfa {
 
 class CharDfaBuilder {
  public:
+  // The subset construction. A DFA state is the set of the NFA states its ε-closure holds
+  // that read a code point or accept (the others, ε-only junctions of the Thompson
+  // construction, decide nothing): fewer, shorter sets than whole closures, so fewer states
+  // before minimization. A set's code points are cut where any of its edges starts or ends,
+  // and each piece's targets are the edges covering it, found in one sweep over the edges
+  // sorted by their first code point.
   static CharDfa from_nfa(const CpNfa& nfa, uint32_t start, uint32_t accept) {
+    const auto n = static_cast<uint32_t>(nfa.edges.size());
     CharDfa out;
-    std::unordered_map<std::vector<uint32_t>, uint32_t, VecHash> ids;
-    std::vector<std::vector<uint32_t>> sets;
-    std::vector<uint32_t> mark(nfa.edges.size(), 0);
+    SeqInternTable<> sets;  // the sets (sorted), numbered as the DFA's states
+    std::vector<uint32_t> mark(n, 0), stack, closure;
     uint32_t stamp = 0;
-    auto intern = [&](std::vector<uint32_t> set) -> uint32_t {
+    // The state of the closure of `seeds`.
+    auto intern = [&](std::span<const uint32_t> seeds) -> uint32_t {
       ++stamp;
-      std::vector<uint32_t> stack(set.begin(), set.end());
-      for (uint32_t s : set) mark[s] = stamp;
+      stack.clear();
+      closure.clear();
+      for (const uint32_t s : seeds) {
+        if (mark[s] != stamp) mark[s] = stamp, stack.push_back(s);
+      }
       while (!stack.empty()) {
         const uint32_t s = stack.back();
         stack.pop_back();
-        for (uint32_t t : nfa.eps[s]) {
-          if (mark[t] != stamp) mark[t] = stamp, set.push_back(t), stack.push_back(t);
+        if (!nfa.edges[s].empty() || s == accept) closure.push_back(s);
+        for (const uint32_t t : nfa.eps[s]) {
+          if (mark[t] != stamp) mark[t] = stamp, stack.push_back(t);
         }
       }
-      std::sort(set.begin(), set.end());
-      auto [it, fresh] = ids.try_emplace(set, static_cast<uint32_t>(sets.size()));
+      std::sort(closure.begin(), closure.end());
+      const auto [id, fresh] = sets.intern(closure);
       if (fresh) {
-        sets.push_back(std::move(set));
         out.states_.emplace_back();
         check_limit(sets.size());
       }
-      return it->second;
+      return id;
     };
-    intern({start});
-    std::vector<uint32_t> points, targets;
+    const uint32_t first[] = {start};
+    intern(first);
+    std::vector<uint32_t> set, points, targets;
+    std::vector<CpNfa::Edge> edges, active;
     for (uint32_t d = 0; d < sets.size(); ++d) {
-      const std::vector<uint32_t> set = sets[d];
+      const std::span<const uint32_t> key = sets.key(d);
+      set.assign(key.begin(), key.end());  // interning below may move the table's storage
+      edges.clear();
       points.clear();
       bool final = false;
-      for (uint32_t s : set) {
-        if (s == accept) final = true;
+      for (const uint32_t s : set) {
+        final = final || s == accept;
         for (const auto& e : nfa.edges[s]) {
+          edges.push_back(e);
           points.push_back(e.lo);
           points.push_back(e.hi + 1);
         }
       }
+      std::sort(edges.begin(), edges.end(), [](const CpNfa::Edge& a, const CpNfa::Edge& b) { return a.lo < b.lo; });
       std::sort(points.begin(), points.end());
       points.erase(std::unique(points.begin(), points.end()), points.end());
-      CharDfa::Edges edges;
+      CharDfa::Edges dfa_edges;
+      active.clear();
+      size_t next = 0;
       for (size_t i = 0; i + 1 < points.size(); ++i) {
         const uint32_t lo = points[i], hi = points[i + 1] - 1;
-        targets.clear();
-        for (uint32_t s : set) {
-          for (const auto& e : nfa.edges[s]) {
-            if (e.lo <= lo && e.hi >= hi) targets.push_back(e.to);
-          }
+        // Every edge starting at or before lo, and not ending before it, covers lo..hi (no
+        // edge starts or ends inside).
+        std::erase_if(active, [&](const CpNfa::Edge& e) { return e.hi < lo; });
+        for (; next < edges.size() && edges[next].lo <= lo; ++next) {
+          if (edges[next].hi >= lo) active.push_back(edges[next]);
         }
-        if (targets.empty()) continue;
-        std::sort(targets.begin(), targets.end());
-        targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+        if (active.empty()) continue;
+        targets.clear();
+        for (const auto& e : active) targets.push_back(e.to);
         const uint32_t t = intern(targets);
-        if (!edges.empty() && edges.back().target == t && edges.back().hi + 1 == lo) {
-          edges.back().hi = hi;
+        if (!dfa_edges.empty() && dfa_edges.back().target == t && dfa_edges.back().hi + 1 == lo) {
+          dfa_edges.back().hi = hi;
         } else {
-          edges.push_back({lo, hi, t});
+          dfa_edges.push_back({lo, hi, t});
         }
       }
-      out.states_[d].edges = std::move(edges);
+      out.states_[d].edges = std::move(dfa_edges);
       out.states_[d].final = final;
     }
     return out;
