@@ -4,6 +4,7 @@
 #include <array>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -15,6 +16,7 @@
 #include "automata/utf8_ranges.h"
 #include "grammar/char_dfa.h"
 #include "grammar/hash.h"
+#include "grammar/intern_table.h"
 
 namespace lockstep {
 
@@ -40,6 +42,7 @@ namespace {
 // body is built once, not once per string rule of every grammar.
 class DirectAutomatonDfa {
   struct Template;
+  struct PrintableShape;
 
  public:
   // A shape's template and the grammar's escape rules it calls (found once per shape).
@@ -76,7 +79,12 @@ class DirectAutomatonDfa {
       }
       uint32_t tail = kEmpty;
       if (bmp_calls_ && escapes_->direct_ascii && (printable_ascii(q) || ascii_with_tail(q, tail))) {
-        append_printable(q, tail, char_edges);
+        const bool by_shape = n_ >= kPrintableMemoStates && printable_lookups_ != UINT32_MAX;
+        const size_t first = char_edges.size();
+        if (!by_shape || !append_known_shape(q, tail, char_edges)) {
+          append_printable(q, tail, char_edges);
+          if (by_shape) keep_shape(first, tail, char_edges);
+        }
         char_begin.push_back(static_cast<uint32_t>(char_edges.size()));
         continue;
       }
@@ -208,6 +216,81 @@ class DirectAutomatonDfa {
     if (tail != kEmpty) {
       const auto& lead = tail_edges(tail);
       out.insert(out.end(), lead.begin(), lead.end());  // lead bytes C2..F4: past every ASCII byte
+    }
+  }
+  // Printable states through their shapes (printable_shapes_): whether state q's shape was
+  // met before, and then its edges appended (append_printable_shape); else the shape is
+  // numbered, and keep_shape records what append_printable gives for it.
+  bool append_known_shape(uint32_t q, uint32_t tail, std::vector<GrammarAutomaton::ByteEdge>& out) {
+    shape_slots_.clear();
+    shape_key_.clear();
+    for (const auto& e : d_.states()[q].edges) {
+      const auto at = std::find(shape_slots_.begin(), shape_slots_.end(), e.target);
+      if (at == shape_slots_.end()) shape_slots_.push_back(e.target);
+      shape_key_.insert(shape_key_.end(), {e.lo, e.hi, static_cast<uint32_t>(at - shape_slots_.begin())});
+    }
+    if (!printable_shapes_) printable_shapes_.emplace(kPrintableMemoStates);
+    const auto [id, fresh] = printable_shapes_->intern(shape_key_);
+    if (++printable_lookups_ == kPrintableMemoStates && 2 * printable_shapes_->size() > kPrintableMemoStates) {
+      printable_lookups_ = UINT32_MAX;  // shapes rarely repeat here: no more lookups
+    }
+    if (fresh) return false;
+    append_printable_shape(printable_[id], tail, out);
+    return true;
+  }
+  // The edges append_printable gave from out[first] on and its backslash state, targets as
+  // slots of the shape just numbered.
+  void keep_shape(size_t first, uint32_t tail, const std::vector<GrammarAutomaton::ByteEdge>& out) {
+    const size_t last = tail == kEmpty ? out.size() : out.size() - tail_edges(tail).size();  // the tail's are per target
+    uint32_t after_backslash = kEmpty;
+    for (size_t i = first; i < last; ++i) {
+      if (out[i].lo == '\\') after_backslash = out[i].target;  // every printable state reads a backslash
+    }
+    auto slot_of = [&](uint32_t target) {
+      return target == after_backslash
+                 ? kBackslash
+                 : static_cast<uint32_t>(std::find(shape_slots_.begin(), shape_slots_.end(), target) - shape_slots_.begin());
+    };
+    PrintableShape& p = printable_.emplace_back();
+    p.edges_begin = static_cast<uint32_t>(printable_edges_.size());
+    for (size_t i = first; i < last; ++i) printable_edges_.push_back({out[i].lo, out[i].hi, slot_of(out[i].target)});
+    p.edges_end = p.bytes_begin = static_cast<uint32_t>(printable_edges_.size());
+    // The backslash state as interned (node_ is instantiate's scratch too: tail_edges may
+    // have used it since).
+    const uint32_t k = after_backslash - n_;
+    for (uint32_t i = byte_begin_[k]; i < byte_begin_[k + 1]; ++i) {
+      const Edge& b = interior_bytes_[i];
+      printable_edges_.push_back({b.lo, b.hi, slot_of(b.target)});
+    }
+    p.bytes_end = static_cast<uint32_t>(printable_edges_.size());
+    p.calls_begin = static_cast<uint32_t>(printable_calls_.size());
+    for (uint32_t i = call_begin_[k]; i < call_begin_[k + 1]; ++i) {
+      printable_calls_.push_back({interior_calls_[i].rule, slot_of(interior_calls_[i].target)});
+    }
+    p.calls_end = static_cast<uint32_t>(printable_calls_.size());
+  }
+  // A printable state whose shape was met before: that shape's byte edges and backslash
+  // state, with this state's targets (shape_slots_) in place of its slots. The calls' rules
+  // are distinct (their code points are disjoint), so their order does not depend on the
+  // targets; nor does that of the short escapes (by letter), nor which edges were joined.
+  void append_printable_shape(const PrintableShape& p, uint32_t tail, std::vector<GrammarAutomaton::ByteEdge>& out) {
+    node_.bytes.clear();
+    node_.calls.clear();
+    for (uint32_t i = p.bytes_begin; i < p.bytes_end; ++i) {
+      const Edge& b = printable_edges_[i];
+      node_.bytes.push_back({b.lo, b.hi, shape_slots_[b.target]});
+    }
+    for (uint32_t i = p.calls_begin; i < p.calls_end; ++i) {
+      node_.calls.push_back({printable_calls_[i].rule, shape_slots_[printable_calls_[i].target]});
+    }
+    const uint32_t after_backslash = intern(node_);
+    for (uint32_t i = p.edges_begin; i < p.edges_end; ++i) {
+      const Edge& e = printable_edges_[i];
+      out.push_back({e.lo, e.hi, e.target == kBackslash ? after_backslash : shape_slots_[e.target]});
+    }
+    if (tail != kEmpty) {
+      const auto& lead = tail_edges(tail);
+      out.insert(out.end(), lead.begin(), lead.end());
     }
   }
   // The lead-byte edges of the UTF-8 sequences of U+0080..U+10FFFF (surrogates excluded) into
@@ -615,6 +698,22 @@ class DirectAutomatonDfa {
   unsigned slot_bits_ = 0;               // slots_.size() == 2^slot_bits_
   Node node_;                            // instantiate's and append_printable's scratch
   std::vector<EscapeCall> calls_;        // append_printable's scratch
+  // Printable states by shape, in an automaton of kPrintableMemoStates states or more: a
+  // length-counted string repeats each shape at every position (an e-mail address under
+  // maxLength 255: 28,149 states). The first kPrintableMemoStates lookups decide: if most
+  // found a new shape, no more are made.
+  static constexpr uint32_t kPrintableMemoStates = 1024;
+  static constexpr uint32_t kBackslash = UINT32_MAX - 1;  // a slot standing for the backslash state
+  struct PrintableShape {
+    uint32_t edges_begin, edges_end, bytes_begin, bytes_end;  // in printable_edges_
+    uint32_t calls_begin, calls_end;                          // in printable_calls_
+  };
+  std::optional<SeqInternTable<>> printable_shapes_;  // made on first use (a rule automaton is built per rule)
+  std::vector<PrintableShape> printable_;
+  std::vector<Edge> printable_edges_;
+  std::vector<Call> printable_calls_;
+  uint32_t printable_lookups_ = 0;
+  std::vector<uint32_t> shape_slots_, shape_key_;
   std::array<uint32_t, 0x80> ascii_rules_ = filled_rules();  // escape rule per code point, or kEmpty
   std::vector<uint32_t> ids_;
   std::vector<std::vector<Edge>> tails_;  // tail_edges' lead bytes, per target met

@@ -242,7 +242,8 @@ TEST(DirectAutomaton, PreparedKeyTemplatesGiveTheSameAutomata) {
 // automaton is the one the templates give, state for state. Word lists over printable ASCII
 // with the bytes a JSON string reads apart (the quote, the backslash, the slash, DEL), their
 // complements (control characters and their short escapes, the UTF-8 sequences past ASCII),
-// ranges across them, and states that read more than ASCII among them.
+// ranges across them, states that read more than ASCII among them, and length-counted
+// strings, whose states repeat each shape at every position (built once per shape).
 TEST(DirectAutomaton, PrintableStatesWithoutTemplatesAreTheTemplatesAutomata) {
   EscapeNumbers escapes;
   EscapeRuleFn templates = escapes.by_rule;
@@ -273,6 +274,12 @@ TEST(DirectAutomaton, PrintableStatesWithoutTemplatesAreTheTemplatesAutomata) {
   for (const char* p : {"[ -~]{0,5}", "[!-\\[\\]-~]+", "[\"\\\\/]{1,3}x", "[#-/]*[\\\\-\\x7f]?", "(?:a|[\\x20-\\x7f]b)*"}) {
     automata.push_back(CharDfa::from_expr(regex_to_expr(p)).minimized());
   }
+  // Length-counted strings of a thousand states and more, whose printable states are built
+  // once per shape and then instantiated with their targets.
+  automata.push_back(CharDfa::with_length(CharDfa::from_expr(regex_to_expr("[a-c\"\\\\]+(\\.[a-c/]+)*@[a-z]+")), 3, 255));
+  automata.push_back(CharDfa::with_length(CharDfa::literals({"ab", "b~"}).complement(), 0, 1500));
+  ASSERT_GT(automata[automata.size() - 2].size(), 1024u);
+  ASSERT_GT(automata.back().size(), 1024u);
   size_t printable = 0, tail = 0;
   for (size_t i = 0; i < automata.size(); ++i) {
     for (const auto& st : automata[i].states()) {
