@@ -63,8 +63,7 @@ class DirectAutomatonDfa {
     // The code-point states' byte edges, one run per state (interior states come after
     // them in the numbering, so they are laid out once all are known).
     std::vector<Edge> char_edges;
-    std::vector<uint32_t> char_begin{0};
-    char_begin.reserve(n_ + 1);
+    std::vector<uint32_t> char_begin(n_ + 1, 0);
     // The shapes met so far: each one's template and the grammar's escape rules it calls
     // (found once per shape, not per state; with a memo, once per grammar).
     ShapeMap own;
@@ -74,7 +73,7 @@ class DirectAutomatonDfa {
     for (uint32_t q = 0; q < n_; ++q) {
       if (!json_ && ascii_only(q)) {  // bytes are code points: the edges as they are
         append_ascii(q, char_edges);
-        char_begin.push_back(static_cast<uint32_t>(char_edges.size()));
+        char_begin[q + 1] = static_cast<uint32_t>(char_edges.size());
         continue;
       }
       uint32_t tail = kEmpty;
@@ -85,7 +84,7 @@ class DirectAutomatonDfa {
           append_printable(q, tail, char_edges);
           if (by_shape) keep_shape(first, tail, char_edges);
         }
-        char_begin.push_back(static_cast<uint32_t>(char_edges.size()));
+        char_begin[q + 1] = static_cast<uint32_t>(char_edges.size());
         continue;
       }
       shape_of(q, slots, shape);
@@ -95,7 +94,7 @@ class DirectAutomatonDfa {
         for (const auto& ranges : it->second.t->escapes) it->second.escape_rules.push_back(escapes_->rule(ranges));
       }
       instantiate(*it->second.t, it->second.escape_rules, slots, char_edges);
-      char_begin.push_back(static_cast<uint32_t>(char_edges.size()));
+      char_begin[q + 1] = static_cast<uint32_t>(char_edges.size());
     }
     RuleDfa out;
     for (uint32_t q = 0; q < n_ + interior_count(); ++q) {
