@@ -137,7 +137,7 @@ TEST(NumberOracle, AutomataAgreeWithFractionArithmetic) {
   for (const char* c : {"0", "-0", "1", "100", "0.001", "2147483647", "1e-6", "-180", "2.5e20", "0.1"}) {
     constants.push_back(Decimal::parse(c));
   }
-  const char* multiples[] = {"0.01", "0.5", "2.5", "3", "7", "1e-8", "0.1", "1", "4", "0.25", "12", "1.5"};
+  const char* multiples[] = {"0.01", "0.5", "2.5", "3", "7", "1e-8", "0.1", "1", "4", "0.25", "12", "1.5", "17.5", "16", "125"};
   auto bound = [](Constraint& x, const Decimal& c, int kind) {
     static const char* names[] = {"ge", "gt", "le", "lt"};
     x.oracle += (x.oracle.empty() ? "" : ";") + fmt::format("{} {}", names[kind], c.to_string());
