@@ -221,13 +221,7 @@ class DirectAutomatonDfa {
   // met before, and then its edges appended (append_printable_shape); else the shape is
   // numbered, and keep_shape records what append_printable gives for it.
   bool append_known_shape(uint32_t q, uint32_t tail, std::vector<GrammarAutomaton::ByteEdge>& out) {
-    shape_slots_.clear();
-    shape_key_.clear();
-    for (const auto& e : d_.states()[q].edges) {
-      const auto at = std::find(shape_slots_.begin(), shape_slots_.end(), e.target);
-      if (at == shape_slots_.end()) shape_slots_.push_back(e.target);
-      shape_key_.insert(shape_key_.end(), {e.lo, e.hi, static_cast<uint32_t>(at - shape_slots_.begin())});
-    }
+    shape_words(q, shape_slots_, shape_key_);
     if (!printable_shapes_) printable_shapes_.emplace(kPrintableMemoStates);
     const auto [id, fresh] = printable_shapes_->intern(shape_key_);
     if (++printable_lookups_ == kPrintableMemoStates && 2 * printable_shapes_->size() > kPrintableMemoStates) {
@@ -326,14 +320,20 @@ class DirectAutomatonDfa {
 
   // A state's shape: the flags, then its ranges with targets numbered by first appearance
   // (`slots` lists the targets in that order).
-  void shape_of(uint32_t q, std::vector<uint32_t>& slots, std::string& shape) const {
-    slots.clear();
+  void shape_of(uint32_t q, std::vector<uint32_t>& slots, std::string& shape) {
+    shape_words(q, slots, shape_key_);
     shape.assign(1, static_cast<char>((json_ ? 1 : 0) | (escapes_ ? 2 : 0) | (bmp_calls_ ? 4 : 0)));
+    shape.append(reinterpret_cast<const char*>(shape_key_.data()), shape_key_.size() * sizeof(uint32_t));
+  }
+  // State q's ranges as (lo, hi, slot) words, each target numbered by first appearance
+  // (`slots` lists the targets in that order): its shape without the flags.
+  void shape_words(uint32_t q, std::vector<uint32_t>& slots, std::vector<uint32_t>& words) const {
+    slots.clear();
+    words.clear();
     for (const auto& e : d_.states()[q].edges) {
       const auto at = std::find(slots.begin(), slots.end(), e.target);
-      const auto slot = static_cast<uint32_t>(at - slots.begin());
+      words.insert(words.end(), {e.lo, e.hi, static_cast<uint32_t>(at - slots.begin())});
       if (at == slots.end()) slots.push_back(e.target);
-      for (const uint32_t v : {e.lo, e.hi, slot}) shape.append(reinterpret_cast<const char*>(&v), sizeof v);
     }
   }
 
@@ -712,7 +712,7 @@ class DirectAutomatonDfa {
   std::vector<Edge> printable_edges_;
   std::vector<Call> printable_calls_;
   uint32_t printable_lookups_ = 0;
-  std::vector<uint32_t> shape_slots_, shape_key_;
+  std::vector<uint32_t> shape_slots_, shape_key_;  // shape_words scratch
   std::array<uint32_t, 0x80> ascii_rules_ = filled_rules();  // escape rule per code point, or kEmpty
   std::vector<uint32_t> ids_;
   std::vector<std::vector<Edge>> tails_;  // tail_edges' lead bytes, per target met
