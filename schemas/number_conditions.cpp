@@ -209,7 +209,7 @@ Multiple::MState Multiple::MState::unpack(uint64_t k) {
           k >> 33 & 0x3FF, k >> 43 & 0x3FF, k >> 53 & 0x1F, k >> 58 & 0x3F};
 }
 
-Multiple::Multiple(const Decimal& m, int cap, size_t max_states) : cap_(cap) {
+Multiple::Multiple(const Decimal& m, int cap, size_t max_states, bool negated) : negated_(negated), cap_(cap) {
   if (m.negative || m.is_zero()) throw std::invalid_argument("multipleOf must be greater than 0");
   std::string all = m.int_digits + m.frac_digits;
   int64_t s = -static_cast<int64_t>(m.frac_digits.size());
@@ -238,6 +238,7 @@ Multiple::Multiple(const Decimal& m, int cap, size_t max_states) : cap_(cap) {
 }
 
 uint64_t Multiple::step(uint64_t key, char c) const {
+  if (key == kPlainOnly) return key;
   MState s = MState::unpack(key);
   if (c == '.') {
     s.frac = 1;
@@ -262,7 +263,7 @@ uint64_t Multiple::step(uint64_t key, char c) const {
   if (!s.frac) {
     s.t = 0;
   } else {
-    if (s.f > static_cast<uint64_t>(max_f_)) return kReject;  // a non-zero digit past the cap
+    if (s.f > static_cast<uint64_t>(max_f_)) return negated_ ? kPlainOnly : kReject;  // a non-zero digit past the cap
     s.fnz = 1;
     s.t = 0;
     s.rs = std::min<uint64_t>(s.f, plain_r_ + 1);
@@ -284,7 +285,8 @@ Multiple::MState Multiple::canonical(MState s) const {
   if (cap_ == 0 && a_ + b_ == 0) s.rs = 0;
   // And t while N mod r is not 0: only a non-zero digit can make it 0 (10 is invertible mod
   // r), and that digit sets t to 0; until then every verdict is none, and reach() with t = 0
-  // still bounds every accepted continuation (it begins past that digit).
+  // still bounds every accepted continuation (it begins past that digit). Negated, every
+  // verdict is then all, t unread too.
   if (s.nr != 0) s.t = 0;
   if (p_ > 1 && s.z + 1 >= static_cast<uint64_t>(a_ + b_)) {
     const int64_t d = delta(s.u);
@@ -324,7 +326,25 @@ int64_t Multiple::delta(uint64_t u) const {
 }
 
 Verdict Multiple::end(uint64_t key) const {
+  if (key == kPlainOnly) return {true, 1, 0};
   const MState s = MState::unpack(key);
+  const Verdict v = multiples_end(s);
+  if (!negated_) return v;
+  if (!s.nz) return Verdict::none();
+  // With N mod r ≠ 0 no exponent makes a multiple (r is prime to 10): every text, also outside
+  // the region (sound, and t need not be kept). Else the complement within the region: the
+  // plain text's verdict flipped; with an exponent, inside the region (a fraction empty,
+  // exactly "0", or ending in a non-zero digit at most cap places after the point; else at
+  // most cap trailing zeros of the integer part) the exponents below the multiples' X ≥ k.
+  if (s.nr != 0) return Verdict::all();
+  const bool inside = !s.fnz ? (!s.frac || s.f == 1) && s.t <= static_cast<uint64_t>(cap_)
+                             : s.z == 0 && s.f <= static_cast<uint64_t>(cap_);
+  if (!inside) return {!v.plain, 1, 0};
+  if (v.lo > v.hi) return {!v.plain, kMinusInfinity, kPlusInfinity};
+  return {!v.plain, kMinusInfinity, v.lo - 1};  // the multiples' exponents are [k, +inf)
+}
+
+Verdict Multiple::multiples_end(const MState& s) const {
   if (!s.nz) return Verdict::all();  // zero is a multiple of everything
   if (s.nr != 0) return Verdict::none();
   const int64_t delta = this->delta(s.u);
@@ -349,6 +369,7 @@ Verdict Multiple::end(uint64_t key) const {
 }
 
 Reach Multiple::reach(uint64_t key) const {
+  if (negated_) return {};
   const MState s = MState::unpack(key);
   if (!s.nz) return {};  // may stay zero
   // Every continuation has d ≤ t + k (k more integer digits), or, past a non-zero fraction
@@ -361,7 +382,7 @@ Reach Multiple::reach(uint64_t key) const {
 // ---- PlainMultiple. State: bit 0 fraction, bits 1..20 fraction digits read (capped at
 // k + 1: past k only zeros), bits 21.. N mod M.
 
-PlainMultiple::PlainMultiple(const Decimal& m, size_t max_states) {
+PlainMultiple::PlainMultiple(const Decimal& m, size_t max_states, bool negated) : negated_(negated) {
   if (m.negative || m.is_zero()) throw std::invalid_argument("multipleOf must be greater than 0");
   std::string all = m.int_digits + m.frac_digits;
   all = all.substr(std::min(all.find_first_not_of('0'), all.size() - 1));
@@ -376,17 +397,19 @@ PlainMultiple::PlainMultiple(const Decimal& m, size_t max_states) {
 }
 
 uint64_t PlainMultiple::step(uint64_t s, char c) const {
+  if (s == kNoMultiple) return s;
   const uint64_t frac = s & 1, i = s >> 1 & 0xFFFFF, r = s >> 21;
   if (c == '.') return s | 1;
   const uint64_t x = static_cast<uint64_t>(c - '0');
   if (!frac) return (r * 10 + x) % m_ << 21;
-  if (i >= k_) return x == 0 ? s : kReject;  // a non-zero digit past m's last: never a multiple
+  if (i >= k_) return x == 0 ? s : negated_ ? kNoMultiple : kReject;  // a non-zero digit past m's last: never a multiple
   return 1 | (i + 1) << 1 | (r * 10 + x) % m_ << 21;
 }
 
 Verdict PlainMultiple::end(uint64_t s) const {
+  if (s == kNoMultiple) return {true, 1, 0};
   const uint64_t i = s >> 1 & 0xFFFFF, r = s >> 21;
-  return {r * scale_[std::min(i, k_)] % m_ == 0, 1, 0};
+  return {(r * scale_[std::min(i, k_)] % m_ == 0) != negated_, 1, 0};
 }
 
 // ---- EqualSet. State: bit 0 fraction, 1 started, 2 small (started after "0."), 3 off the

@@ -127,11 +127,14 @@ class Compare final : public Condition {
   uint64_t below_ = 0, above_ = 0;
 };
 
-/// Multiples of m > 0. Throws std::invalid_argument when m has more than 18 significant
-/// digits or its residues alone exceed `max_states`.
+/// Multiples of m > 0, or with `negated` the magnitudes that are no multiple of m within the
+/// multiples' region (InRegion with `multiple`: an exponent text outside it is rejected, as
+/// the complement of the multiples taken within their region rejects it). Throws
+/// std::invalid_argument when m has more than 18 significant digits or its residues alone
+/// exceed `max_states`.
 class Multiple final : public Condition {
  public:
-  Multiple(const Decimal& m, int cap, size_t max_states);
+  Multiple(const Decimal& m, int cap, size_t max_states, bool negated = false);
   uint64_t start() const override { return 0; }
   uint64_t step(uint64_t s, char c) const override;
   Verdict end(uint64_t s) const override;
@@ -146,6 +149,12 @@ class Multiple final : public Condition {
   };
   MState canonical(MState s) const;
   int64_t delta(uint64_t u) const;
+  Verdict multiples_end(const MState& s) const;
+  // Negated: past a non-zero fraction digit beyond the cap, where the multiples reject every
+  // text, every plain text is accepted and no exponent text (outside the region). Never a
+  // packed state (its f field, 1023, is past every cap), nor Conjunction's kFolded.
+  static constexpr uint64_t kPlainOnly = uint64_t{0x3FF} << 43;
+  bool negated_;
   int64_t cap_;
   int a_ = 0, b_ = 0;        // m = 2^a·5^b·r·10^s
   uint64_t r_ = 1, p_ = 1;   // p_ = 2^a·5^b
@@ -162,12 +171,17 @@ class Multiple final : public Condition {
 /// std::invalid_argument past `max_states`.
 class PlainMultiple final : public Condition {
  public:
-  PlainMultiple(const Decimal& m, size_t max_states);
+  /// `negated`: the plain texts that are no multiple of m.
+  PlainMultiple(const Decimal& m, size_t max_states, bool negated = false);
   uint64_t start() const override { return 0; }
   uint64_t step(uint64_t s, char c) const override;
   Verdict end(uint64_t s) const override;
 
  private:
+  // Negated: past a non-zero digit beyond m's last. Never a packed state (fraction digits read
+  // are capped at k + 1 ≤ 1001), nor Conjunction's kFolded.
+  static constexpr uint64_t kNoMultiple = uint64_t{0xFFFFF} << 1;
+  bool negated_;
   uint64_t m_ = 1;
   uint64_t k_ = 0;
   std::vector<uint64_t> scale_;  // scale_[i] = 10^(k − i) mod M

@@ -148,13 +148,16 @@ CharDfa build(Sides& sides, bool exponents, size_t max_states) {
 
 }  // namespace
 
-bool NumberConstraints::empty() const { return at_least.empty() && at_most.empty() && multiple_of.empty() && !integer; }
+bool NumberConstraints::empty() const {
+  return at_least.empty() && at_most.empty() && multiple_of.empty() && not_multiple_of.empty() && !integer;
+}
 
 std::string NumberConstraints::key() const {
   std::string k;
   for (const auto& b : at_least) k += (b.strict ? ">" : ">=") + b.value.to_string() + ";";
   for (const auto& b : at_most) k += (b.strict ? "<" : "<=") + b.value.to_string() + ";";
   for (const auto& m : multiple_of) k += "*" + m.to_string() + ";";
+  for (const auto& m : not_multiple_of) k += "!*" + m.to_string() + ";";
   if (integer) k += "int;";
   return k;
 }
@@ -182,10 +185,11 @@ std::optional<NumberConstraints::Bound> tightest(const std::vector<NumberConstra
   return best;
 }
 
-// The least common multiple of positive decimals, when it is below 10^19 (the condition made
-// from it checks its own limits): v is a multiple of every m exactly when it is one of
-// theirs. With s the most fraction digits among them, each m·10^s is an integer A, and v·10^s
-// is a multiple of every A exactly when it is one of lcm(A) (v·10^s = k·A is an integer).
+}  // namespace
+
+// With s the most fraction digits among the multiples, each m·10^s is an integer A, and
+// v·10^s is a multiple of every A exactly when it is one of lcm(A) (v·10^s = k·A is an
+// integer). The condition made from the result checks its own limits.
 std::optional<Decimal> least_common_multiple(const std::vector<Decimal>& multiples) {
   using u128 = unsigned __int128;
   constexpr u128 kLimit = u128{10'000'000'000'000'000'000u};  // 10^19
@@ -215,11 +219,10 @@ std::optional<Decimal> least_common_multiple(const std::vector<Decimal>& multipl
   return d;
 }
 
-}  // namespace
-
 NumberConstraints with_bounds_at_zero(const NumberConstraints& c) {
   NumberConstraints out;
   out.multiple_of = c.multiple_of;
+  out.not_multiple_of = c.not_multiple_of;  // fewer values: a bound with no multiple between it and zero still has none
   out.integer = c.integer;
   std::optional<Decimal> step;  // the least positive value c admits, when there is one
   if (!c.multiple_of.empty() || c.integer) {
@@ -284,6 +287,16 @@ CharDfa numbers_satisfying(const NumberConstraints& given, bool exponents, size_
   }
   if (conditions.empty()) {
     for (const auto& m : multiples) conditions.push_back(condition(m));
+  }
+  // Each excluded multiple once, walked as a multiple with its verdicts flipped (within the
+  // multiples' region).
+  std::vector<Decimal> excluded;
+  for (const auto& m : c.not_multiple_of) {
+    const bool seen = std::any_of(excluded.begin(), excluded.end(), [&](const Decimal& x) { return compare(x, m) == 0; });
+    if (seen) continue;
+    excluded.push_back(m);
+    if (exponents) conditions.push_back(std::make_unique<Multiple>(m, cap, max_states, true));
+    else conditions.push_back(std::make_unique<PlainMultiple>(m, max_states, true));
   }
   for (auto& owned : conditions) {
     const Condition* x = sides.own(std::move(owned));

@@ -83,6 +83,9 @@ struct NumberConstraints {
   };
   std::vector<Bound> at_least, at_most;  ///< v ≥ c (v > c when strict); v ≤ c (v < c)
   std::vector<Decimal> multiple_of;      ///< v = k·m for an integer k; each m > 0
+  /// v ≠ k·m for every integer k; each m > 0. Exact on the multiples' region (a set with one
+  /// is the complement of the multiples within region_numbers(false, true)).
+  std::vector<Decimal> not_multiple_of;
   bool integer = false;                  ///< a zero fractional part (drafts ≥ 6)
   bool empty() const;
   /// A canonical text: equal keys, equal constraints.
@@ -97,6 +100,10 @@ struct NumberConstraints {
 /// is walked (or taken as a product of automata) over the scale of the number too
 /// (number_sets.h: such a set is exact on the multiples' region).
 NumberConstraints with_bounds_at_zero(const NumberConstraints& c);
+
+/// The least common multiple of positive decimals (v is a multiple of every m exactly when
+/// it is one of it), when it is below 10^19; nullopt otherwise or for an m that is not > 0.
+std::optional<Decimal> least_common_multiple(const std::vector<Decimal>& multiples);
 
 /// Texts whose value satisfies every constraint of `c`, built in one walk (a conjunction is
 /// not the product of its parts' automata); without `exponents`, only plain texts. Throws

@@ -179,11 +179,14 @@ NumberConstraints merged(const NumberConstraints& a, const NumberConstraints& b)
   };
   add_bounds(m.at_least, b.at_least);
   add_bounds(m.at_most, b.at_most);
-  for (const auto& x : b.multiple_of) {
-    const bool dup = std::any_of(m.multiple_of.begin(), m.multiple_of.end(),
-                                 [&](const Decimal& y) { return y.to_string() == x.to_string(); });
-    if (!dup) m.multiple_of.push_back(x);
-  }
+  auto add_values = [](std::vector<Decimal>& to, const std::vector<Decimal>& from) {
+    for (const auto& x : from) {
+      const bool dup = std::any_of(to.begin(), to.end(), [&](const Decimal& y) { return y.to_string() == x.to_string(); });
+      if (!dup) to.push_back(x);
+    }
+  };
+  add_values(m.multiple_of, b.multiple_of);
+  add_values(m.not_multiple_of, b.not_multiple_of);
   m.integer = a.integer || b.integer;
   return m;
 }
@@ -366,7 +369,32 @@ NumberSet numbers_or(const NumberSet& a, const NumberSet& b) {
 NumberSet numbers_not(const NumberSet& a) {
   if (empty(a.texts)) return all_number_set();
   if (a.texts == every_number() && a.region == 0) return no_number_set();
-  if (a.formula && a.formula->multiple_of.empty() && !a.formula->integer &&
+  if (a.formula && a.region == kMultiple && a.formula->at_least.empty() && a.formula->at_most.empty() &&
+      a.formula->not_multiple_of.empty() && (!a.formula->multiple_of.empty() || a.formula->integer)) {
+    // Not a multiple of every m (nor an integer): not a multiple of their least common
+    // multiple, within the multiples' region, as the complement below; a formula again, so
+    // an intersection with another walks both in one (multipleOf 420 and not of 630).
+    std::vector<Decimal> multiples = a.formula->multiple_of;
+    if (a.formula->integer) multiples.push_back(Decimal::parse("1"));
+    const size_t left = ProductBudget::left();
+    const auto l = least_common_multiple(multiples);
+    if (l && left > 0) {
+      NumberConstraints excluded;
+      excluded.not_multiple_of.push_back(*l);
+      bool plain_only = false;
+      try {
+        NumberSet n = numbers_constrained(excluded, plain_only);
+        if (!plain_only) {
+          // Charged to the schema's budget as the product was, by the states it made.
+          const size_t cost = n.texts->size();
+          ProductBudget::take(std::min(cost, left));
+          if (cost <= left) return {n.texts, n.region, nullptr, false};
+        }
+      } catch (const std::invalid_argument&) {
+      }
+    }
+  }
+  if (a.formula && a.formula->multiple_of.empty() && a.formula->not_multiple_of.empty() && !a.formula->integer &&
       a.formula->at_least.size() + a.formula->at_most.size() == 1) {
     // Not v ≥ c is v < c, and so on: a bound again (exact on the same region).
     NumberConstraints flipped;
@@ -405,6 +433,7 @@ CharDfa bounded_multiples(const NumberConstraints& c) {
   bounds.at_least = c.at_least;
   bounds.at_most = c.at_most;
   multiples.multiple_of = c.multiple_of;
+  multiples.not_multiple_of = c.not_multiple_of;
   multiples.integer = c.integer;
   bool plain_bounds = false, plain_multiples = false;
   const NumberSet b = numbers_constrained(bounds, plain_bounds);
@@ -431,7 +460,8 @@ NumberSet numbers_constrained(const NumberConstraints& given, bool& plain_only) 
   for (const auto* list : {&c.at_least, &c.at_most}) {
     for (const auto& b : *list) compare = compare || !b.value.is_zero();
   }
-  const uint8_t region = (compare ? kCompare : 0) | (c.integer || !c.multiple_of.empty() ? kMultiple : 0);
+  const bool multiples = c.integer || !c.multiple_of.empty() || !c.not_multiple_of.empty();
+  const uint8_t region = (compare ? kCompare : 0) | (multiples ? kMultiple : 0);
   const std::string key = c.key();
   if (DfaPtr d = r.find("plain " + key)) {
     plain_only = true;
@@ -439,7 +469,10 @@ NumberSet numbers_constrained(const NumberConstraints& given, bool& plain_only) 
   }
   DfaPtr d;
   try {
-    d = r.named(key, [&] { return compare && !c.multiple_of.empty() ? bounded_multiples(c) : numbers_satisfying(c, true); });
+    d = r.named(key, [&] {
+      const bool multiples_beside_bounds = compare && (!c.multiple_of.empty() || !c.not_multiple_of.empty());
+      return multiples_beside_bounds ? bounded_multiples(c) : numbers_satisfying(c, true);
+    });
   } catch (const std::invalid_argument&) {
     plain_only = true;
     return set(r.named("plain " + key, [&] { return numbers_satisfying(c, false); }), kPlain, false);

@@ -20,7 +20,8 @@ namespace {
 
 // Reads "TEXTS n", n texts, "CONSTRAINTS m", m lines "kind value..." ; writes one line of
 // 0/1 per constraint (one character per text). Kinds: ge gt le lt (a bound), mul (multiple
-// of), int, in (one of the values), and (a conjunction: "and <k> <constraint>;...").
+// of), nmul (no multiple of), int, in (one of the values), and (a conjunction: "and <k>
+// <constraint>;...").
 constexpr const char* kOracle = R"(
 import sys
 from fractions import Fraction as F
@@ -31,6 +32,7 @@ def holds(kind, args, v):
     if kind == 'le': return v <= F(args[0])
     if kind == 'lt': return v < F(args[0])
     if kind == 'mul': return (v / F(args[0])).denominator == 1
+    if kind == 'nmul': return (v / F(args[0])).denominator != 1
     if kind == 'int': return v.denominator == 1
     if kind == 'in': return any(v == F(a) for a in args)
     raise ValueError(kind)
@@ -221,6 +223,25 @@ TEST(NumberOracle, AutomataAgreeWithFractionArithmetic) {
     }
     constraints.push_back(x);
   }
+  // Excluded multiples (NumberConstraints::not_multiple_of, the complement of multipleOf), alone
+  // and beside multiples, "integer" and bounds at zero.
+  for (const std::vector<const char*>& parts : std::vector<std::vector<const char*>>{
+           {"nmul 3"}, {"nmul 0.5"}, {"nmul 17.5"}, {"nmul 0.01"}, {"nmul 16"}, {"nmul 1e-8"}, {"nmul 1"},
+           {"nmul 630", "mul 420", "int"}, {"nmul 2", "nmul 3", "int"}, {"nmul 0.3", "mul 0.1"},
+           {"nmul 2.5", "gt 0"}, {"nmul 7", "le 0", "mul 0.5"}}) {
+    Constraint x;
+    for (const char* p : parts) {
+      const std::string text = p;
+      x.oracle += (x.oracle.empty() ? "" : ";") + text;
+      const size_t space = text.find(' ');
+      const std::string kind = text.substr(0, space);
+      if (kind == "int") x.c.integer = true;
+      else if (kind == "mul") x.c.multiple_of.push_back(Decimal::parse(text.substr(space + 1)));
+      else if (kind == "nmul") x.c.not_multiple_of.push_back(Decimal::parse(text.substr(space + 1)));
+      else bound(x, Decimal::parse(text.substr(space + 1)), kind == "gt" ? 1 : 2);
+    }
+    constraints.push_back(x);
+  }
   for (int k = 0; k < 8; ++k) {  // enums
     Constraint x;
     x.is_in = true;
@@ -289,7 +310,7 @@ TEST(NumberOracle, AutomataAgreeWithFractionArithmetic) {
       ++fallbacks;
     }
     // The complement as the schema algebra takes it: within the region the set is exact on.
-    bool compare = x.is_in, multiple = x.c.integer || !x.c.multiple_of.empty();
+    bool compare = x.is_in, multiple = x.c.integer || !x.c.multiple_of.empty() || !x.c.not_multiple_of.empty();
     for (const auto* list : {&x.c.at_least, &x.c.at_most}) {
       for (const auto& b : *list) compare = compare || !b.value.is_zero();
     }

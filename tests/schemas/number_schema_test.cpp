@@ -80,6 +80,16 @@ TEST(NumberSchema, NotEnumAndOneOf) {
   expect(R"({"type":"integer"})", {}, {far});
   expect(R"({"not":{"type":"integer"}})", {}, {far});
   expect(R"({"minimum":1e30})", {far}, {"0.99999999999999999999999999e30"});
+  // not: {multipleOf…} (several: their least common multiple) is walked as an excluded
+  // multiple: multiples of 420 from 10,000 that are no multiple of 630 (nor of 1,260) and
+  // not one of three values.
+  expect(R"({"type":"integer","allOf":[{"multipleOf":5},{"multipleOf":3},{"multipleOf":2},{"multipleOf":7},
+             {"not":{"enum":[10500,10920,11760]}}],"multipleOf":4,
+             "not":{"allOf":[{"multipleOf":9},{"multipleOf":5},{"multipleOf":3},{"multipleOf":2},{"multipleOf":7}]},
+             "minimum":10000})",
+         {"12180", "1.218e4", "12180.0", "121800e-1", "13020", "1.302E+4"},
+         {"10080", "10500", "1.05e4", "10920", "11340", "11760", "12600", "1.26e4", "9660", "12180.5", "\"x\""});
+  expect(R"({"not":{"multipleOf":2.5}})", {"1", "2.4e0", "7.5e-1"}, {"2.5", "25e-1", "0", "-5", "1e1", "\"x\""});
 }
 
 TEST(NumberSchema, ExponentsLeftOutOverTheStateBudgetWithAWarning) {
