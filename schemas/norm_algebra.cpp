@@ -446,7 +446,7 @@ Norm complement(const Norm& a) {
 }
 
 bool obviously_empty(const Norm& n) {
-  return !n.null && n.booleans == 0 && dfa_empty(n.number.texts) && dfa_empty(n.string) &&
+  return !n.null && n.booleans == 0 && dfa_empty(made(n.number).texts) && dfa_empty(n.string) &&
          n.arrays.empty() && n.objects.empty();
 }
 

@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "schemas/number_conditions.h"
+
 namespace lockstep::schema {
 
 namespace {
@@ -191,6 +193,17 @@ NumberConstraints merged(const NumberConstraints& a, const NumberConstraints& b)
   return m;
 }
 
+// Where the automaton of the conjunction `c` (bounds already at zero where they can be) is
+// exact: comparisons' region for a bound other than 0, multiples' for a multiple.
+uint8_t conjunction_region(const NumberConstraints& c) {
+  bool compare = false;
+  for (const auto* list : {&c.at_least, &c.at_most}) {
+    for (const auto& b : *list) compare = compare || !b.value.is_zero();
+  }
+  const bool multiples = c.integer || !c.multiple_of.empty() || !c.not_multiple_of.empty();
+  return (compare ? kCompare : 0) | (multiples ? kMultiple : 0);
+}
+
 // The texts of `x` without exponent: its automaton without the edges on 'e' and 'E' (in a
 // number text they only begin the exponent), minimized; `x` itself when it has none.
 // Memoized: a schema's sets meet the plain texts of one operand again and again once its
@@ -295,7 +308,42 @@ NumberSet all_number_set() {
 
 NumberSet no_number_set() { return {no_strings(), 0, nullptr, false}; }
 
-NumberSet numbers_and(const NumberSet& a, const NumberSet& b) {
+const NumberSet& made(const NumberSet& s) {
+  if (!s.pending) return s;
+  NumberSetPending& p = *s.pending;
+  if (!p.made) {
+    NumberSet n = p.make();
+    p.made = n.pending ? made(n) : std::move(n);
+    p.make = nullptr;  // what it held (operands, the schema's place) is no longer needed
+  }
+  return *p.made;
+}
+
+NumberSet pending_numbers(const NumberConstraints& given, std::function<NumberSet()> make) {
+  std::optional<NumberConstraints> c;
+  try {
+    c = with_bounds_at_zero(given);
+    // A multiple whose own walk would be refused is made now, with its errors where they were.
+    for (const auto* list : {&c->multiple_of, &c->not_multiple_of}) {
+      for (const Decimal& m : *list) number_conditions::PlainMultiple(m, kMaxNumberStates);
+    }
+  } catch (const std::invalid_argument&) {
+    return make();
+  }
+  Registry& r = Registry::get();
+  const std::string key = c->key();
+  // A memoized automaton costs no more than a pending set, and has its own fields.
+  if (c->empty() || r.find(key) || r.find("plain " + key)) return make();
+  NumberSet n;
+  n.region = conjunction_region(*c);
+  n.formula = std::make_shared<const NumberConstraints>(std::move(*c));
+  n.pending = std::make_shared<NumberSetPending>(NumberSetPending{std::move(make), std::nullopt});
+  return n;
+}
+
+NumberSet numbers_and(const NumberSet& given_a, const NumberSet& given_b) {
+  const NumberSet& a = made(given_a);
+  const NumberSet& b = made(given_b);
   const uint8_t region = a.region | b.region;
   const bool lost = a.lost_exponents || b.lost_exponents;
   if (empty(a.texts) || empty(b.texts)) return no_number_set();
@@ -326,15 +374,14 @@ NumberSet numbers_and(const NumberSet& a, const NumberSet& b) {
   return set(p.dfa, p.plain ? kPlain : region, lost || p.plain);
 }
 
-NumberSet numbers_and_all(const std::vector<const NumberSet*>& sets) {
-  // A conjunction: a set made from one, with all its exponent texts (every number is neutral).
-  auto conjunction = [](const NumberSet& x) { return x.formula && !x.lost_exponents && x.texts != every_number(); };
-  std::optional<NumberConstraints> m;
-  size_t conjunctions = 0;
-  for (const NumberSet* x : sets) {
-    if (empty(x->texts)) return no_number_set();
-    if (conjunction(*x)) m = m ? merged(*m, *x->formula) : *x->formula, ++conjunctions;
-  }
+namespace {
+
+// numbers_and_all() with its automaton made now.
+NumberSet numbers_and_all_made(const std::vector<const NumberSet*>& sets, const std::optional<NumberConstraints>& m,
+                               size_t conjunctions) {
+  auto conjunction = [](const NumberSet& x) {
+    return x.pending || (x.formula && !x.lost_exponents && x.texts != every_number());
+  };
   NumberSet n = all_number_set();
   bool walked = false;
   if (conjunctions >= 2) {
@@ -351,7 +398,44 @@ NumberSet numbers_and_all(const std::vector<const NumberSet*>& sets) {
   return n;
 }
 
-NumberSet numbers_or(const NumberSet& a, const NumberSet& b) {
+}  // namespace
+
+NumberSet numbers_and_all(const std::vector<const NumberSet*>& sets) {
+  // A conjunction: a set made from one, with all its exponent texts, or pending (every
+  // number is neutral).
+  auto conjunction = [](const NumberSet& x) {
+    return x.pending || (x.formula && !x.lost_exponents && x.texts != every_number());
+  };
+  std::optional<NumberConstraints> m;
+  size_t conjunctions = 0, others = 0;
+  const NumberSet* last = nullptr;
+  for (const NumberSet* x : sets) {
+    if (!x->pending && empty(x->texts)) return no_number_set();
+    if (conjunction(*x)) {
+      m = m ? merged(*m, *x->formula) : *x->formula, ++conjunctions, last = x;
+    } else if (x->texts != every_number() || x->region != 0) {
+      ++others;
+    }
+  }
+  if (others == 0 && conjunctions == 1) return *last;
+  if (others == 0 && conjunctions >= 2) {
+    // Conjunctions only: their merged walk, made when it is used (an intersection or a
+    // complement may merge it into another walk first). The operands are kept for the
+    // fallbacks of the walk.
+    std::vector<NumberSet> operands;
+    for (const NumberSet* x : sets) operands.push_back(*x);
+    return pending_numbers(*m, [operands = std::move(operands), m, conjunctions] {
+      std::vector<const NumberSet*> ptrs;
+      for (const auto& x : operands) ptrs.push_back(&x);
+      return numbers_and_all_made(ptrs, m, conjunctions);
+    });
+  }
+  return numbers_and_all_made(sets, m, conjunctions);
+}
+
+NumberSet numbers_or(const NumberSet& given_a, const NumberSet& given_b) {
+  const NumberSet& a = made(given_a);
+  const NumberSet& b = made(given_b);
   if (empty(a.texts)) return b;
   if (empty(b.texts)) return a;
   const uint8_t region = a.region | b.region;
@@ -366,34 +450,48 @@ NumberSet numbers_or(const NumberSet& a, const NumberSet& b) {
   return set(p.dfa, p.plain ? kPlain : region, lost || p.plain);
 }
 
-NumberSet numbers_not(const NumberSet& a) {
+namespace {
+
+// The complement of a set of multiples (`a`: its formula, no bounds) as one walk: not a
+// multiple of every m (nor an integer) is not a multiple of their least common multiple,
+// within the multiples' region, as numbers_not's complement. Charged to the schema's budget
+// as that complement's product was, by the states it made. None when the walk is refused or
+// over the budget.
+std::optional<NumberSet> excluded_multiples(const NumberSet& a) {
+  if (!a.formula || a.region != kMultiple || !a.formula->at_least.empty() || !a.formula->at_most.empty() ||
+      !a.formula->not_multiple_of.empty() || (a.formula->multiple_of.empty() && !a.formula->integer)) {
+    return std::nullopt;
+  }
+  std::vector<Decimal> multiples = a.formula->multiple_of;
+  if (a.formula->integer) multiples.push_back(Decimal::parse("1"));
+  const size_t left = ProductBudget::left();
+  const auto l = least_common_multiple(multiples);
+  if (!l || left == 0) return std::nullopt;
+  NumberConstraints excluded;
+  excluded.not_multiple_of.push_back(*l);
+  bool plain_only = false;
+  try {
+    NumberSet n = numbers_constrained(excluded, plain_only);
+    if (plain_only) return std::nullopt;
+    const size_t cost = n.texts->size();
+    ProductBudget::take(std::min(cost, left));
+    if (cost <= left) return NumberSet{n.texts, n.region, nullptr, false};
+  } catch (const std::invalid_argument&) {
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+NumberSet numbers_not(const NumberSet& given) {
+  // A pending set of multiples is never made: the walk of its negation replaces it.
+  if (given.pending) {
+    if (auto n = excluded_multiples(given)) return *n;
+  }
+  const NumberSet& a = made(given);
   if (empty(a.texts)) return all_number_set();
   if (a.texts == every_number() && a.region == 0) return no_number_set();
-  if (a.formula && a.region == kMultiple && a.formula->at_least.empty() && a.formula->at_most.empty() &&
-      a.formula->not_multiple_of.empty() && (!a.formula->multiple_of.empty() || a.formula->integer)) {
-    // Not a multiple of every m (nor an integer): not a multiple of their least common
-    // multiple, within the multiples' region, as the complement below; a formula again, so
-    // an intersection with another walks both in one (multipleOf 420 and not of 630).
-    std::vector<Decimal> multiples = a.formula->multiple_of;
-    if (a.formula->integer) multiples.push_back(Decimal::parse("1"));
-    const size_t left = ProductBudget::left();
-    const auto l = least_common_multiple(multiples);
-    if (l && left > 0) {
-      NumberConstraints excluded;
-      excluded.not_multiple_of.push_back(*l);
-      bool plain_only = false;
-      try {
-        NumberSet n = numbers_constrained(excluded, plain_only);
-        if (!plain_only) {
-          // Charged to the schema's budget as the product was, by the states it made.
-          const size_t cost = n.texts->size();
-          ProductBudget::take(std::min(cost, left));
-          if (cost <= left) return {n.texts, n.region, nullptr, false};
-        }
-      } catch (const std::invalid_argument&) {
-      }
-    }
-  }
+  if (auto n = excluded_multiples(a)) return *n;
   if (a.formula && a.formula->multiple_of.empty() && a.formula->not_multiple_of.empty() && !a.formula->integer &&
       a.formula->at_least.size() + a.formula->at_most.size() == 1) {
     // Not v ≥ c is v < c, and so on: a bound again (exact on the same region).
@@ -456,12 +554,8 @@ NumberSet numbers_constrained(const NumberConstraints& given, bool& plain_only) 
   Registry& r = Registry::get();
   plain_only = false;
   if (c.empty()) return all_number_set();
-  bool compare = false;
-  for (const auto* list : {&c.at_least, &c.at_most}) {
-    for (const auto& b : *list) compare = compare || !b.value.is_zero();
-  }
-  const bool multiples = c.integer || !c.multiple_of.empty() || !c.not_multiple_of.empty();
-  const uint8_t region = (compare ? kCompare : 0) | (multiples ? kMultiple : 0);
+  const uint8_t region = conjunction_region(c);
+  const bool compare = region & kCompare;
   const std::string key = c.key();
   if (DfaPtr d = r.find("plain " + key)) {
     plain_only = true;

@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <optional>
 
 #include "schemas/number_language.h"
 #include "schemas/schema_model.h"
@@ -56,6 +58,23 @@ class ProductBudget {
   size_t left_;
   ProductBudget* outer_;
 };
+
+/// How a pending NumberSet is made: `make` runs once, on first use, from whichever
+/// operation needs the automaton (a conjunction's walk, with the fallbacks and warnings of
+/// the place that deferred it); its result may differ from the pending set's fields
+/// (plain texts only, another region, no formula) and replaces them. Not thread-safe: a
+/// pending set belongs to one schema compilation.
+struct NumberSetPending {
+  std::function<NumberSet()> make;
+  std::optional<NumberSet> made;
+};
+/// `s` with its automaton: `s` itself unless pending, else the result of its `make` (run
+/// at most once; an exception from it propagates and the set stays pending).
+const NumberSet& made(const NumberSet& s);
+/// The conjunction `c` as a pending set (fields as numbers_constrained() gives when the
+/// walk keeps exponent texts), made by `make`; numbers_constrained() itself when `c` is
+/// empty or its automaton is in the process-wide registry already.
+NumberSet pending_numbers(const NumberConstraints& c, std::function<NumberSet()> make);
 
 /// Every number text: neutral for numbers_and, absorbing for numbers_or.
 DfaPtr every_number();

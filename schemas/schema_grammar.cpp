@@ -156,12 +156,13 @@ Expr GrammarBuilder::norm_expr(const Norm& n, uint32_t depth, const std::string&
   if (n.null) alts.push_back(lit("null"));
   if (n.booleans & 2) alts.push_back(lit("true"));
   if (n.booleans & 1) alts.push_back(lit("false"));
-  if (n.number.lost_exponents) {
+  const NumberSet& number = made(n.number);
+  if (number.lost_exponents) {
     c_.warn(pointer, "numbers are accepted here only without exponent: the automaton combining the number "
                      "constraints for exponent notation would be too large");
   }
-  if (n.number.texts && n.number.texts != no_strings()) {
-    alts.push_back(shared_automaton(opt_.canonical_numbers ? numbers_canonical(n.number.texts) : n.number.texts, false));
+  if (number.texts && number.texts != no_strings()) {
+    alts.push_back(shared_automaton(opt_.canonical_numbers ? numbers_canonical(number.texts) : number.texts, false));
   }
   if (n.string && !n.string->empty()) alts.push_back(seq({lit("\""), shared_automaton(n.string, true), lit("\"")}));
   for (const auto& r : n.arrays) alts.push_back(array_expr(r, depth, pointer));

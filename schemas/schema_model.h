@@ -61,6 +61,10 @@ using DfaPtr = std::shared_ptr<const CharDfa>;
 /// number_language.h); outside it `texts` accepts only texts whose value satisfies the
 /// constraints. `formula`, when set, is a conjunction whose automaton `texts` is, so that
 /// intersections build one automaton for the merged conjunction instead of a product.
+/// A set may be pending (`pending` set, `texts` null): a conjunction whose automaton is
+/// made on first use (made() of number_sets.h), so that one an intersection merges into a
+/// larger walk, or a complement turns into a walk of the negation, is never built.
+struct NumberSetPending;
 struct NumberSet {
   DfaPtr texts;
   uint8_t region = 0;
@@ -68,6 +72,7 @@ struct NumberSet {
   /// Exponent texts were left out where a product of automata grew too large (plain texts
   /// stay exact); the grammar generator warns.
   bool lost_exponents = false;
+  std::shared_ptr<NumberSetPending> pending = nullptr;
 };
 
 struct Contains {

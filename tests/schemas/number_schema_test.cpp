@@ -212,6 +212,76 @@ TEST(NumberSchema, AMemoizedSetOperationCostsItsProductAgain) {
   EXPECT_EQ(schema::numbers_or(two, five).texts, first.texts);
 }
 
+TEST(NumberSchema, PendingSetsAreMadeOnlyWhereTheirOwnAutomatonIsNeeded) {
+  // Multiples no other test asks for, so that the process-wide registry has none of them.
+  auto multiple = [](const char* m) {
+    NumberConstraints c;
+    c.multiple_of = {Decimal::parse(m)};
+    return c;
+  };
+  int made_a = 0, made_b = 0;
+  auto pending = [](const NumberConstraints& c, int& count) {
+    return schema::pending_numbers(c, [c, &count] {
+      ++count;
+      bool plain = false;
+      return schema::numbers_constrained(c, plain);
+    });
+  };
+  const schema::ProductBudget budget(schema::kMaxSchemaProductStates);
+  const schema::NumberSet a = pending(multiple("14"), made_a);
+  const schema::NumberSet b = pending(multiple("21"), made_b);
+  ASSERT_TRUE(a.pending && b.pending);
+  // An intersection of conjunctions is one pending walk of the merged conjunction; making
+  // it never makes its operands.
+  const schema::NumberSet both = schema::numbers_and_all({&a, &b});
+  ASSERT_TRUE(both.pending);
+  const schema::NumberSet& walked = schema::made(both);
+  EXPECT_EQ(made_a + made_b, 0);
+  EXPECT_TRUE(walked.texts->accepts("84"));  // 2 × 42
+  EXPECT_TRUE(walked.texts->accepts("8.4e1"));
+  EXPECT_FALSE(walked.texts->accepts("14"));
+  EXPECT_EQ(schema::made(both).texts, walked.texts);  // made once
+  // The complement of a pending multiple is the walk of its negation.
+  const schema::NumberSet not_a = schema::numbers_not(a);
+  EXPECT_EQ(made_a, 0);
+  EXPECT_TRUE(not_a.texts->accepts("15"));
+  EXPECT_FALSE(not_a.texts->accepts("28"));
+  EXPECT_FALSE(not_a.texts->accepts("2.8e1"));
+  // A union needs each automaton: each operand is made, once however often it is used.
+  const schema::NumberSet either = schema::numbers_or(a, b);
+  const schema::NumberSet again = schema::numbers_or(b, a);
+  EXPECT_EQ(made_a, 1);
+  EXPECT_EQ(made_b, 1);
+  for (const auto* u : {&either, &again}) {
+    EXPECT_TRUE(u->texts->accepts("28"));
+    EXPECT_TRUE(u->texts->accepts("2.1e1"));
+    EXPECT_FALSE(u->texts->accepts("15"));
+  }
+  // A conjunction the registry holds already is made at once.
+  int made_c = 0;
+  const schema::NumberSet c = pending(multiple("14"), made_c);
+  EXPECT_FALSE(c.pending);
+  EXPECT_EQ(made_c, 1);
+}
+
+TEST(NumberSchema, DeferredMultiplesKeepTheirWarningsAndErrorsInPlace) {
+  // The automaton of multipleOf 0.997 with exponent texts is over the state budget: its place
+  // is named whether the set is made alone or merged into an allOf's walk.
+  for (const std::string schema : {R"({"allOf":[{"multipleOf":0.997},{"minimum":1}]})",
+                                   R"({"allOf":[{"multipleOf":0.997},{"multipleOf":3}]})"}) {
+    const Compiled c = compile(schema);
+    ASSERT_FALSE(c.schema.warnings.empty()) << schema;
+    EXPECT_NE(c.schema.warnings[0].find("only without exponent"), std::string::npos) << c.schema.warnings[0];
+  }
+  // A multiple no walk can take is refused where it is written, pending or not.
+  try {
+    compile(R"({"allOf":[{"multipleOf":3},{"multipleOf":1e-400}]})");
+    ADD_FAILURE() << "expected a SchemaError";
+  } catch (const SchemaError& e) {
+    EXPECT_NE(std::string(e.what()).find("/allOf/1"), std::string::npos) << e.what();
+  }
+}
+
 TEST(NumberSchema, PlainProductsHoldPlainTextsTheFullRegistryCannotKeep) {
   // Once the process-wide registry holds kMaxSharedStates states, an operand's plain texts
   // (made when a product goes on plain texts) have no owner but the product that asked for
