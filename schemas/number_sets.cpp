@@ -376,12 +376,15 @@ NumberSet numbers_and(const NumberSet& given_a, const NumberSet& given_b) {
 
 namespace {
 
+// A set made from a conjunction, with all its exponent texts, or pending (every number is
+// neutral): numbers_and_all merges these into one walk.
+bool conjunction(const NumberSet& x) {
+  return x.pending || (x.formula && !x.lost_exponents && x.texts != every_number());
+}
+
 // numbers_and_all() with its automaton made now.
 NumberSet numbers_and_all_made(const std::vector<const NumberSet*>& sets, const std::optional<NumberConstraints>& m,
                                size_t conjunctions) {
-  auto conjunction = [](const NumberSet& x) {
-    return x.pending || (x.formula && !x.lost_exponents && x.texts != every_number());
-  };
   NumberSet n = all_number_set();
   bool walked = false;
   if (conjunctions >= 2) {
@@ -401,11 +404,6 @@ NumberSet numbers_and_all_made(const std::vector<const NumberSet*>& sets, const 
 }  // namespace
 
 NumberSet numbers_and_all(const std::vector<const NumberSet*>& sets) {
-  // A conjunction: a set made from one, with all its exponent texts, or pending (every
-  // number is neutral).
-  auto conjunction = [](const NumberSet& x) {
-    return x.pending || (x.formula && !x.lost_exponents && x.texts != every_number());
-  };
   std::optional<NumberConstraints> m;
   size_t conjunctions = 0, others = 0;
   const NumberSet* last = nullptr;

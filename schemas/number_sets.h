@@ -72,8 +72,9 @@ struct NumberSetPending {
 /// at most once; an exception from it propagates and the set stays pending).
 const NumberSet& made(const NumberSet& s);
 /// The conjunction `c` as a pending set (fields as numbers_constrained() gives when the
-/// walk keeps exponent texts), made by `make`; numbers_constrained() itself when `c` is
-/// empty or its automaton is in the process-wide registry already.
+/// walk keeps exponent texts), made by `make`; the result of `make` at once when `c` is
+/// empty, when one of its multiples has no walk (so that the error or fallback is the
+/// place's own), or when its automaton is in the process-wide registry already.
 NumberSet pending_numbers(const NumberConstraints& c, std::function<NumberSet()> make);
 
 /// Every number text: neutral for numbers_and, absorbing for numbers_or.
