@@ -57,15 +57,15 @@ Norm SchemaCompiler::number_keywords(const KeywordView& s, const std::string& po
   // others (an allOf of multipleOf), a complement may walk their negation instead.
   n.number = pending_numbers(c, [this, c, pointer]() mutable {
     bool plain_only = false;
-    NumberSet made;
+    NumberSet result;
     try {
-      made = numbers_constrained(c, plain_only);
+      result = numbers_constrained(c, plain_only);
     } catch (const std::invalid_argument& e) {
       if (c.multiple_of.empty()) throw SchemaError(pointer, e.what());
       unsupported(pointer, "multipleOf", e.what());
       c.multiple_of.clear();  // lenient: the other constraints still hold
       try {
-        made = numbers_constrained(c, plain_only);
+        result = numbers_constrained(c, plain_only);
       } catch (const std::invalid_argument& e2) {
         throw SchemaError(pointer, e2.what());
       }
@@ -74,7 +74,7 @@ Norm SchemaCompiler::number_keywords(const KeywordView& s, const std::string& po
       warn(pointer, fmt::format("numbers are accepted here only without exponent: the automaton deciding {} for "
                                 "exponent notation would pass {} states", c.key(), kMaxNumberStates));
     }
-    return made;
+    return result;
   });
   return n;
 }

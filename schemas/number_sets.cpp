@@ -482,14 +482,12 @@ std::optional<NumberSet> excluded_multiples(const NumberSet& a) {
 }  // namespace
 
 NumberSet numbers_not(const NumberSet& given) {
-  // A pending set of multiples is never made: the walk of its negation replaces it.
-  if (given.pending) {
-    if (auto n = excluded_multiples(given)) return *n;
-  }
+  // The walk of the negation replaces the complement of a set of multiples, which is never
+  // made when it is pending.
+  if (auto n = excluded_multiples(given)) return *n;
   const NumberSet& a = made(given);
   if (empty(a.texts)) return all_number_set();
   if (a.texts == every_number() && a.region == 0) return no_number_set();
-  if (auto n = excluded_multiples(a)) return *n;
   if (a.formula && a.formula->multiple_of.empty() && a.formula->not_multiple_of.empty() && !a.formula->integer &&
       a.formula->at_least.size() + a.formula->at_most.size() == 1) {
     // Not v ≥ c is v < c, and so on: a bound again (exact on the same region).
