@@ -83,6 +83,32 @@ def ratios(results: dict[str, dict[str, dict]]) -> None:
         print(f"| {label} | {len(common)} | " + " | ".join(cells) + " |")
 
 
+def ttfm_tail(results: dict[str, dict[str, dict]], n: int = 8) -> None:
+    """lockstep's `n` slowest files to a first mask, with every engine's time on each: the
+    files that set lockstep's TTFM p99 and how the peers fare on them."""
+    if "lockstep" not in results:
+        return
+    ours = results["lockstep"]
+    timed = [(r["ttfm_us"], f) for f, r in ours.items() if r["status"] not in ("compile_error", "crash", "timeout")]
+    if not timed:
+        return
+    labels = list(results)
+    print(f"\n### Time to first mask: lockstep's {min(n, len(timed))} slowest files (ms; status where not compiled)\n")
+    print("| file | " + " | ".join(labels) + " |")
+    print("|" + "---|" * (len(labels) + 1))
+    for _, file in sorted(timed, reverse=True)[:n]:
+        cells = []
+        for label in labels:
+            r = results[label].get(file)
+            if r is None:
+                cells.append("-")
+            elif r["status"] in ("compile_error", "crash", "timeout"):
+                cells.append(r["status"])
+            else:
+                cells.append(_fmt_ms(r["ttfm_us"]))
+        print(f"| {file} | " + " | ".join(cells) + " |")
+
+
 def print_report(out: Path) -> None:
     run = json.loads((out / "run.json").read_text(encoding="utf-8"))
     results: dict[str, dict[str, dict]] = {}
@@ -106,3 +132,4 @@ def print_report(out: Path) -> None:
         table(name, subsets[name])
     table("Total", {label: list(rows.values()) for label, rows in results.items()})
     ratios(results)
+    ttfm_tail(results)
