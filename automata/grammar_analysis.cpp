@@ -178,33 +178,39 @@ void AutomatonAnalysis::compute_follow(GrammarAutomaton& g, uint32_t first_escap
 // Strongly connected components of the rule call graph (Tarjan's algorithm, iterative).
 void AutomatonAnalysis::compute_components(GrammarAutomaton& g) {
   const uint32_t nr = g.num_rules();
-  std::vector<std::vector<uint32_t>> calls(nr);
-  for (uint32_t q = 0; q < g.num_states(); ++q) {
-    auto& out = calls[g.rule_of(q)];
-    for (const auto& e : g.rule_edges(q)) {  // once per run: a string calls its escape rules at each position
-      if (out.empty() || out.back() != e.rule) out.push_back(e.rule);
+  // The rules each rule calls, end to end (a rule's states are consecutive): one vector per
+  // rule was most of this pass's allocations in a large schema's grammar.
+  std::vector<uint32_t> call_begin(nr + 1, 0), calls;
+  for (uint32_t r = 0; r < nr; ++r) {
+    call_begin[r] = static_cast<uint32_t>(calls.size());
+    for (uint32_t q = g.rule_start(r); q < g.rule_end(r); ++q) {
+      for (const auto& e : g.rule_edges(q)) {  // once per run: a string calls its escape rules at each position
+        if (calls.size() == call_begin[r] || calls.back() != e.rule) calls.push_back(e.rule);
+      }
     }
   }
+  call_begin[nr] = static_cast<uint32_t>(calls.size());
   constexpr uint32_t kUnset = UINT32_MAX;
   std::vector<uint32_t> index(nr, kUnset), low(nr, 0), stack;
   std::vector<char> on_stack(nr, 0);
   g.rule_component_.assign(nr, kUnset);
   uint32_t next_index = 0, components = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> frames;  // (rule, position in its calls)
   for (uint32_t root = 0; root < nr; ++root) {
     if (index[root] != kUnset) continue;
-    std::vector<std::pair<uint32_t, size_t>> frames{{root, 0}};
+    frames.assign(1, {root, call_begin[root]});
     index[root] = low[root] = next_index++;
     stack.push_back(root);
     on_stack[root] = 1;
     while (!frames.empty()) {
       auto& [v, k] = frames.back();
-      if (k < calls[v].size()) {
-        const uint32_t w = calls[v][k++];
+      if (k < call_begin[v + 1]) {
+        const uint32_t w = calls[k++];
         if (index[w] == kUnset) {
           index[w] = low[w] = next_index++;
           stack.push_back(w);
           on_stack[w] = 1;
-          frames.push_back({w, 0});
+          frames.push_back({w, call_begin[w]});
         } else if (on_stack[w]) {
           low[v] = std::min(low[v], index[w]);
         }

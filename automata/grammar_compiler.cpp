@@ -91,7 +91,7 @@ class AutomatonBuilder {
     // (grammar() prints what was given; a string automaton is printed as one node anyway).
     EscapeRules escape_rules(grammar, limits.escape_rules ? *limits.escape_rules : escapes_by_rule(grammar));
     const uint32_t num_given = static_cast<uint32_t>(grammar.rules.size());
-    std::vector<RuleDfa> dfas(num_given);
+    std::vector<RuleDfa> dfas(num_given, RuleDfa(RuleDfa::kUnbuilt));
     std::vector<char> compiled(num_given, 0);
     std::vector<std::vector<uint32_t>> keys(num_given);
     std::vector<uint32_t> callee_index(num_given, UINT32_MAX);  // scratch for shape_key
@@ -116,7 +116,7 @@ class AutomatonBuilder {
       if (compiled[r]) continue;
       compiled[r] = 1;
       const Rule& rule = r < num_given ? grammar.rules[r] : escape_rules.at(r);
-      RuleDfa dfa;
+      RuleDfa dfa(RuleDfa::kUnbuilt);
       const Expr* built = &plan.resolve(rule.body);
       keys[r] = automaton_key(*built, limits, escapes.bmp, digests);
       try {
@@ -134,7 +134,7 @@ class AutomatonBuilder {
                          fmt::format("the grammar's automata (reached at rule '{}')", rule.name));
       }
       if (escape_rules.end() > dfas.size()) {
-        dfas.resize(escape_rules.end());
+        dfas.resize(escape_rules.end(), RuleDfa(RuleDfa::kUnbuilt));
         compiled.resize(escape_rules.end(), 0);
         keys.resize(escape_rules.end());
         trim_free.resize(escape_rules.end(), 0);
@@ -420,17 +420,17 @@ class AutomatonBuilder {
     std::vector<uint32_t> shape;
     if (key.empty()) shape = shape_key(rule.body, plan, limits, escapes, callees, callee_index, digests);
     const std::vector<uint32_t>& cache_key = key.empty() ? shape : key;
-    if (auto hit = RuleDfaCache::instance().find(cache_key)) {
+    if (const auto hit = RuleDfaCache::instance().find(cache_key)) {
       for (const auto& ranges : hit->escape_calls) callees.push_back(escapes.rule(ranges));
-      if (callees.empty()) return std::move(hit->dfa);
-      RuleDfa& dfa = hit->dfa;
+      RuleDfa dfa = hit->dfa;
+      if (callees.empty()) return dfa;
       for (auto& e : dfa.rules) e.rule = callees[e.rule];
       for (uint32_t st = 0; callees.size() > 1 && st < dfa.size(); ++st) {  // a state's rule edges stay sorted by rule
         if (dfa.rule_begin[st + 1] - dfa.rule_begin[st] < 2) continue;
         std::sort(dfa.rules.begin() + dfa.rule_begin[st], dfa.rules.begin() + dfa.rule_begin[st + 1],
                   [](const auto& a, const auto& b) { return a.rule < b.rule; });
       }
-      return std::move(dfa);
+      return dfa;
     }
     RuleDfa dfa = determinize_rule(rule, limits.max_states_per_rule, plan, &escapes, &deadline);
     // A whole-rule automaton is built minimal already (DirectAutomatonDfa, from a minimal

@@ -337,7 +337,16 @@ RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan
   // `(a{1,300}b){1,300}` has 90,000 NFA states and sets of thousands of them.
   const uint64_t max_set_total = engine_limits().automaton_state_set;
   const Nfa nfa(rule, max_states, plan, escapes);
-  RuleDfa dfa;
+  // Sized for as many states and edges as the NFA has (most rules' DFAs have fewer): the
+  // vectors otherwise grew edge by edge, a few allocations per rule of a large schema.
+  RuleDfa dfa(RuleDfa::kUnbuilt);
+  dfa.final.reserve(nfa.num_states);
+  dfa.byte_begin.reserve(nfa.num_states + 1);
+  dfa.rule_begin.reserve(nfa.num_states + 1);
+  dfa.byte_begin.push_back(0);
+  dfa.rule_begin.push_back(0);
+  dfa.bytes.reserve(nfa.bytes.size());
+  dfa.rules.reserve(nfa.rules.size());
   SeqTable sets;
   std::vector<uint32_t> mark(nfa.num_states, 0);
   uint32_t stamp = 0;

@@ -21,6 +21,14 @@ class InlinePlan;
 /// bytes[byte_begin[s] .. byte_begin[s+1]) (disjoint, sorted) and rules[rule_begin[s] ..
 /// rule_begin[s+1]) (sorted by rule, one per rule).
 struct RuleDfa {
+  /// A rule not built (yet): no states, and without the leading offsets of a built one
+  /// (byte_begin and rule_begin empty), so making one allocates nothing. The grammar
+  /// compiler holds one per rule and builds only the rules reached.
+  struct Unbuilt {};
+  static constexpr Unbuilt kUnbuilt{};
+  RuleDfa() = default;
+  explicit RuleDfa(Unbuilt) : byte_begin(), rule_begin() {}
+
   std::vector<uint8_t> final;
   std::vector<uint32_t> byte_begin{0};
   std::vector<GrammarAutomaton::ByteEdge> bytes;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -29,16 +30,21 @@ class RuleDfaCache {
     static RuleDfaCache cache;
     return cache;
   }
-  std::optional<Entry> find(const std::vector<uint32_t>& key) { return cache_.find(key); }
+  // Entries are shared, not copied out: a hit reads the escape rules' code points in place
+  // and copies the automaton alone (it renames the callees in its copy).
+  std::shared_ptr<const Entry> find(const std::vector<uint32_t>& key) {
+    auto hit = cache_.find(key);
+    return hit ? std::move(*hit) : nullptr;
+  }
   void insert(std::vector<uint32_t> key, Entry entry) {
     const RuleDfa& dfa = entry.dfa;
     const size_t size = key.size() * 4 + dfa.final.size() * 9 + dfa.bytes.size() * sizeof(dfa.bytes[0]) +
                         dfa.rules.size() * sizeof(dfa.rules[0]);
-    cache_.insert(std::move(key), std::move(entry), size);
+    cache_.insert(std::move(key), std::make_shared<const Entry>(std::move(entry)), size);
   }
 
  private:
-  BoundedCache<std::vector<uint32_t>, Entry, U32SeqHash<>> cache_{
+  BoundedCache<std::vector<uint32_t>, std::shared_ptr<const Entry>, U32SeqHash<>> cache_{
       []() -> size_t { return engine_limits().rule_automaton_cache_bytes; }};
 };
 

@@ -160,6 +160,7 @@ CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
     CharDfa d;
     std::vector<uint32_t> cps;
     decode_word(texts[0], cps);
+    d.states_.reserve(cps.size() + 1);
     d.states_.emplace_back();
     for (const uint32_t cp : cps) {
       const auto next = static_cast<uint32_t>(d.states_.size());
