@@ -311,8 +311,9 @@ class AutomatonBuilder {
   static std::vector<uint32_t> shape_key(const Expr& body, const InlinePlan* plan, const CompileLimits& limits,
                                          const EscapeRuleFn& escapes, std::vector<uint32_t>& callees,
                                          std::vector<uint32_t>& index, AutomatonDigests& digests) {
-    std::vector<uint32_t> key{kShapeTag, limits.max_states_per_rule, limits.max_states_to_minimize};
+    std::vector<uint32_t> key;
     key.reserve(64);
+    key.insert(key.end(), {kShapeTag, limits.max_states_per_rule, limits.max_states_to_minimize});
     ShapeWriter{key, plan, escapes, callees, index, digests, {}, 0}.add(body, true);
     for (uint32_t c : callees) index[c] = UINT32_MAX;
     return key;
@@ -417,6 +418,7 @@ class AutomatonBuilder {
                            const InlinePlan* plan, std::vector<uint32_t>& callee_index, const EscapeRuleFn& escapes,
                            const EscapeRules& escape_rules, CompileDeadline& deadline, AutomatonDigests& digests) {
     std::vector<uint32_t> callees;
+    callees.reserve(8);  // most rules call a few: one allocation, not one per doubling
     std::vector<uint32_t> shape;
     if (key.empty()) shape = shape_key(rule.body, plan, limits, escapes, callees, callee_index, digests);
     const std::vector<uint32_t>& cache_key = key.empty() ? shape : key;

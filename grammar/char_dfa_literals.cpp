@@ -158,15 +158,21 @@ CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
   // word.
   if (texts.size() == 1) {  // one word: its chain is minimal as it stands
     CharDfa d;
-    std::vector<uint32_t> cps;
-    decode_word(texts[0], cps);
-    d.states_.reserve(cps.size() + 1);
+    // Decoded twice, to count and to build, where a vector of its code points cost an
+    // allocation per property name of a large schema.
+    const std::string& text = texts[0];
+    size_t count = 0;
+    for (size_t i = 0; i < text.size(); ++count) {
+      if (utf8::decode(text, i) == utf8::kInvalid) throw std::invalid_argument("literal is not valid UTF-8");
+    }
+    check_limit(count + 1);
+    d.states_.reserve(count + 1);
     d.states_.emplace_back();
-    for (const uint32_t cp : cps) {
+    for (size_t i = 0; i < text.size();) {
+      const uint32_t cp = utf8::decode(text, i);
       const auto next = static_cast<uint32_t>(d.states_.size());
       d.states_.back().edges.push_back(Edge{cp, cp, next});
       d.states_.emplace_back();
-      check_limit(d.states_.size());
     }
     d.states_.back().final = true;
     d.minimal_ = true;

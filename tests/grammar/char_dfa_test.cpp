@@ -230,6 +230,34 @@ TEST(CharDfa, SortedLiteralsIsTheMinimalTrieInTrieOrder) {
   }
 }
 
+// One word is its chain of code points, numbered from the start, read without a list of its
+// code points: bad UTF-8 and the state limit are refused before any state is made.
+TEST(CharDfa, OneWordIsItsChainOfCodePoints) {
+  const std::string word = "k\xc3\xa9y\xe2\x82\xac";  // k, é, y, €
+  const CharDfa d = CharDfa::literal(word);
+  ASSERT_EQ(d.size(), 5u);
+  const uint32_t cps[] = {'k', 0xE9, 'y', 0x20AC};
+  for (uint32_t s = 0; s < 4; ++s) {
+    ASSERT_EQ(d.states()[s].edges.size(), 1u);
+    EXPECT_EQ(d.states()[s].edges[0].lo, cps[s]);
+    EXPECT_EQ(d.states()[s].edges[0].hi, cps[s]);
+    EXPECT_EQ(d.states()[s].edges[0].target, s + 1);
+    EXPECT_FALSE(d.states()[s].final);
+  }
+  EXPECT_TRUE(d.states()[4].final);
+  EXPECT_TRUE(d.states()[4].edges.empty());
+  EXPECT_TRUE(d.accepts(word));
+  EXPECT_FALSE(d.accepts("k\xc3\xa9y"));
+  EXPECT_FALSE(d.accepts(word + "y"));
+  EXPECT_THROW(CharDfa::literal("a\xc3"), std::invalid_argument);
+  EXPECT_THROW(CharDfa::literal("\xff"), std::invalid_argument);
+  EngineLimits limits = engine_limits();
+  limits.string_automaton_states = 5;
+  ScopedEngineLimits scoped(limits);
+  EXPECT_EQ(CharDfa::literal(word).size(), 5u);
+  EXPECT_THROW(CharDfa::literal(word + "!"), AutomatonLimitError);
+}
+
 // Automata without a cycle (words, length-bounded strings) are minimized bottom-up by
 // hashing (Revuz); the result must be partition refinement's. An unreachable final state
 // with a loop is a class of its own, found by refinement, and leaves the reachable part
