@@ -447,6 +447,14 @@ class DirectAutomatonDfa {
     if (slots_.empty()) {
       slot_bits_ = 6;
       slots_.assign(size_t{1} << slot_bits_, kEmpty);
+      // Room for the first nodes at once: most automata here are short strings (property
+      // names) with a few interior nodes, whose five arrays otherwise grew from nothing.
+      constexpr size_t kFirstNodes = 16;
+      byte_begin_.reserve(kFirstNodes + 1);
+      call_begin_.reserve(kFirstNodes + 1);
+      interior_hash_.reserve(kFirstNodes);
+      interior_bytes_.reserve(8 * kFirstNodes);
+      interior_calls_.reserve(2 * kFirstNodes);
     }
     size_t mask = slots_.size() - 1;
     for (size_t i = slot_of(h); ; i = (i + 1) & mask) {

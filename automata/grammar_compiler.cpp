@@ -413,7 +413,7 @@ class AutomatonBuilder {
   // depend on which rules are called, only on where).
   // With `plan`, the references it substitutes are built as the bodies they stand for.
   // A whole-rule JSON-string automaton's callees are its escape rules, renamed alike: the
-  // cache keeps their code points (Entry::escape_calls).
+  // cache keeps their code points (Entry::escape_ranges).
   static RuleDfa build_dfa(const Rule& rule, const CompileLimits& limits, const std::vector<uint32_t>& key,
                            const InlinePlan* plan, std::vector<uint32_t>& callee_index, const EscapeRuleFn& escapes,
                            const EscapeRules& escape_rules, CompileDeadline& deadline, AutomatonDigests& digests) {
@@ -423,7 +423,11 @@ class AutomatonBuilder {
     if (key.empty()) shape = shape_key(rule.body, plan, limits, escapes, callees, callee_index, digests);
     const std::vector<uint32_t>& cache_key = key.empty() ? shape : key;
     if (const auto hit = RuleDfaCache::instance().find(cache_key)) {
-      for (const auto& ranges : hit->escape_calls) callees.push_back(escapes.rule(ranges));
+      std::vector<CodepointRange> ranges;
+      for (size_t i = 0; i < hit->escape_callees(); ++i) {
+        ranges.assign(hit->escape_ranges.begin() + hit->escape_begin[i], hit->escape_ranges.begin() + hit->escape_begin[i + 1]);
+        callees.push_back(escapes.rule(ranges));
+      }
       RuleDfa dfa = hit->dfa;
       if (callees.empty()) return dfa;
       for (auto& e : dfa.rules) e.rule = callees[e.rule];
@@ -439,12 +443,14 @@ class AutomatonBuilder {
     // code-point DFA: every CharDfa operation returns one).
     const Expr& body = plan ? plan->resolve(rule.body) : rule.body;
     if (body.kind != Expr::Kind::kAutomaton && dfa.size() <= limits.max_states_to_minimize) dfa = minimize(dfa);
-    RuleDfaCache::Entry stored{dfa, {}};
+    RuleDfaCache::Entry stored{dfa, {}, {0}};
     if (!key.empty()) {  // a whole-rule automaton calls escape rules only: numbered by first appearance
       for (const auto& e : dfa.rules) {
         if (std::find(callees.begin(), callees.end(), e.rule) != callees.end()) continue;
         callees.push_back(e.rule);
-        stored.escape_calls.push_back(escape_rules.ranges(e.rule));
+        const auto& ranges = escape_rules.ranges(e.rule);
+        stored.escape_ranges.insert(stored.escape_ranges.end(), ranges.begin(), ranges.end());
+        stored.escape_begin.push_back(static_cast<uint32_t>(stored.escape_ranges.size()));
       }
     }
     for (uint32_t i = 0; i < callees.size(); ++i) callee_index[callees[i]] = i;

@@ -23,8 +23,12 @@ class RuleDfaCache {
   struct Entry {
     RuleDfa dfa;
     // A whole-rule JSON-string automaton: the code points of the escape rule behind each
-    // callee index (json_escapes.h), so a hit names its callees without a scan.
-    std::vector<std::vector<CodepointRange>> escape_calls;
+    // callee index (json_escapes.h), so a hit names its callees without a scan. Callee i's
+    // are escape_ranges[escape_begin[i] .. escape_begin[i + 1]) (end to end: a vector per
+    // callee was an allocation per escape rule of every string automaton stored).
+    std::vector<CodepointRange> escape_ranges;
+    std::vector<uint32_t> escape_begin{0};
+    size_t escape_callees() const { return escape_begin.size() - 1; }
   };
   static RuleDfaCache& instance() {
     static RuleDfaCache cache;

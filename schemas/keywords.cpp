@@ -258,18 +258,17 @@ Norm SchemaCompiler::type_norm(const json& type, const std::string& pointer, int
     throw SchemaError(pointer, "type must be a string or an array of strings");
   }
   Norm n = Norm::nothing();
-  const Norm any = Norm::any();
   for (const auto& name : names) {
     if (name == "null") n.null = true;
     else if (name == "boolean") n.booleans = 3;
-    else if (name == "number") n.number = any.number;
+    else if (name == "number") n.number = all_number_set();
     else if (name == "integer") {
       // Draft 4: "a JSON number without a fraction or exponent part"; later drafts: any
       // number with a zero fractional part (draft 6 core §4.2.2), so 1.0 and 1e5 are integers.
       if (n.number.texts != every_number()) n.number = numbers_integer(draft);
     } else if (name == "string") n.string = all_strings();
-    else if (name == "array") n.arrays = any.arrays;
-    else if (name == "object") n.objects = any.objects;
+    else if (name == "array") n.arrays = Norm::any().arrays;  // made here alone: most types are neither
+    else if (name == "object") n.objects = Norm::any().objects;
     else throw SchemaError(pointer, fmt::format("unknown type '{}'", name));
   }
   return n;
