@@ -96,15 +96,8 @@ class DirectAutomatonDfa {
       instantiate(*it->second.t, it->second.escape_rules, slots, char_edges);
       char_begin[q + 1] = static_cast<uint32_t>(char_edges.size());
     }
-    RuleDfa out(RuleDfa::kUnbuilt);
     const size_t states = n_ + interior_count();
-    out.final.reserve(states);
-    out.byte_begin.reserve(states + 1);
-    out.rule_begin.reserve(states + 1);
-    out.byte_begin.push_back(0);
-    out.rule_begin.push_back(0);
-    out.bytes.reserve(char_edges.size() + interior_bytes_.size());
-    out.rules.reserve(interior_calls_.size());
+    RuleDfa out = RuleDfa::with_capacity(states, char_edges.size() + interior_bytes_.size(), interior_calls_.size());
     for (uint32_t q = 0; q < states; ++q) {
       const bool is_char = q < n_;
       out.add_state(is_char && d_.states()[q].final);

@@ -339,14 +339,7 @@ RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan
   const Nfa nfa(rule, max_states, plan, escapes);
   // Sized for as many states and edges as the NFA has (most rules' DFAs have fewer): the
   // vectors otherwise grew edge by edge, a few allocations per rule of a large schema.
-  RuleDfa dfa(RuleDfa::kUnbuilt);
-  dfa.final.reserve(nfa.num_states);
-  dfa.byte_begin.reserve(nfa.num_states + 1);
-  dfa.rule_begin.reserve(nfa.num_states + 1);
-  dfa.byte_begin.push_back(0);
-  dfa.rule_begin.push_back(0);
-  dfa.bytes.reserve(nfa.bytes.size());
-  dfa.rules.reserve(nfa.rules.size());
+  RuleDfa dfa = RuleDfa::with_capacity(nfa.num_states, nfa.bytes.size(), nfa.rules.size());
   SeqTable sets;
   std::vector<uint32_t> mark(nfa.num_states, 0);
   uint32_t stamp = 0;

@@ -28,6 +28,19 @@ struct RuleDfa {
   static constexpr Unbuilt kUnbuilt{};
   RuleDfa() = default;
   explicit RuleDfa(Unbuilt) : byte_begin(), rule_begin() {}
+  /// An automaton with no states yet and room for `states` states, `bytes` byte edges and
+  /// `rules` rule edges (capacity only: add_state grows past it).
+  static RuleDfa with_capacity(size_t states, size_t bytes, size_t rules) {
+    RuleDfa d(kUnbuilt);
+    d.final.reserve(states);
+    d.byte_begin.reserve(states + 1);
+    d.rule_begin.reserve(states + 1);
+    d.byte_begin.push_back(0);
+    d.rule_begin.push_back(0);
+    d.bytes.reserve(bytes);
+    d.rules.reserve(rules);
+    return d;
+  }
 
   std::vector<uint8_t> final;
   std::vector<uint32_t> byte_begin{0};

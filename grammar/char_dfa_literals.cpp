@@ -18,14 +18,17 @@ using char_dfa_detail::append_edge;
 using char_dfa_detail::check_limit;
 
 namespace {
+// The code point of `text` at byte `i` (advancing `i`); std::invalid_argument when it is not
+// UTF-8.
+uint32_t decode_literal(const std::string& text, size_t& i) {
+  const uint32_t cp = utf8::decode(text, i);
+  if (cp == utf8::kInvalid) throw std::invalid_argument("literal is not valid UTF-8");
+  return cp;
+}
 // The code points of `text` into `cps`; std::invalid_argument when it is not UTF-8.
 void decode_word(const std::string& text, std::vector<uint32_t>& cps) {
   cps.clear();
-  for (size_t i = 0; i < text.size();) {
-    const uint32_t cp = utf8::decode(text, i);
-    if (cp == utf8::kInvalid) throw std::invalid_argument("literal is not valid UTF-8");
-    cps.push_back(cp);
-  }
+  for (size_t i = 0; i < text.size();) cps.push_back(decode_literal(text, i));
 }
 }  // namespace
 
@@ -162,9 +165,7 @@ CharDfa CharDfa::sorted_literals(std::vector<std::string> texts) {
     // allocation per property name of a large schema.
     const std::string& text = texts[0];
     size_t count = 0;
-    for (size_t i = 0; i < text.size(); ++count) {
-      if (utf8::decode(text, i) == utf8::kInvalid) throw std::invalid_argument("literal is not valid UTF-8");
-    }
+    for (size_t i = 0; i < text.size(); ++count) decode_literal(text, i);
     check_limit(count + 1);
     d.states_.reserve(count + 1);
     d.states_.emplace_back();

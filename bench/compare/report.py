@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 STATUSES = ["pass", "compile_error", "validation_error", "invalidation_error", "crash", "timeout"]
+NOT_COMPILED = ("compile_error", "crash", "timeout")  # no time to a first mask
 HEADER = ("engine", "files", "pass", "compile", "valid rej", "invalid acc", "crash", "timeout",
           "mask avg", "p50", "p99", "max", "TTFM p50", "TTFM p99", "RSS p50")
 
@@ -27,7 +28,7 @@ def pct(values: np.ndarray, q: float) -> float:
 
 def figures(rows: list[dict]) -> dict:
     masks = np.array([x for r in rows for x in r.get("mask_us", [])], dtype=np.float64)
-    compiled = [r for r in rows if r["status"] not in ("compile_error", "crash", "timeout")]
+    compiled = [r for r in rows if r["status"] not in NOT_COMPILED]
     ttfm = np.array([r["ttfm_us"] for r in compiled], dtype=np.float64)
     rss = np.array([r["max_rss_kib"] for r in rows if "max_rss_kib" in r], dtype=np.float64)
     counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
@@ -89,7 +90,7 @@ def ttfm_tail(results: dict[str, dict[str, dict]], n: int = 8) -> None:
     if "lockstep" not in results:
         return
     ours = results["lockstep"]
-    timed = [(r["ttfm_us"], f) for f, r in ours.items() if r["status"] not in ("compile_error", "crash", "timeout")]
+    timed = [(r["ttfm_us"], f) for f, r in ours.items() if r["status"] not in NOT_COMPILED]
     if not timed:
         return
     labels = list(results)
@@ -102,7 +103,7 @@ def ttfm_tail(results: dict[str, dict[str, dict]], n: int = 8) -> None:
             r = results[label].get(file)
             if r is None:
                 cells.append("-")
-            elif r["status"] in ("compile_error", "crash", "timeout"):
+            elif r["status"] in NOT_COMPILED:
                 cells.append(r["status"])
             else:
                 cells.append(_fmt_ms(r["ttfm_us"]))
