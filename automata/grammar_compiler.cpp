@@ -24,13 +24,26 @@ namespace lockstep {
 
 namespace {
 
+// A rule's automaton as the grammar compiler holds it: shared with the rule-automaton cache
+// (RuleDfaCache), whose automata number their callees 0, 1, ... (build_dfa); `callees`
+// names this grammar's rule behind each number. Copying an automaton
+// out of the cache and renaming its callees (and copying it in again when it was built) cost
+// five allocations and a pass over its edges, for every rule of a grammar; the names are
+// applied once, when the rules are laid out. A rule not built has no entry.
+struct BuiltDfa {
+  std::shared_ptr<const RuleDfaCache::Entry> entry;
+  std::vector<uint32_t> callees;
+  const RuleDfa& dfa() const { return entry->dfa; }
+  uint32_t size() const { return entry ? entry->dfa.size() : 0; }
+};
+
 // Rules that can derive some finite string (mirrors validate(); unreachable rules may fail).
 // Whether each rule's start reaches a final state, following byte edges (when `bytes`) and
 // the edges of rules known to have the property. One search per rule that never revisits a
 // state: an edge calling a rule not known yet waits on that rule and resumes the search of
 // its own rule when the callee turns out to have the property. Linear in states and edges
 // (a 100,000-rule chain, in any order of definition).
-std::vector<char> rules_reaching_final(const std::vector<RuleDfa>& dfas, bool bytes) {
+std::vector<char> rules_reaching_final(const std::vector<BuiltDfa>& dfas, bool bytes) {
   const size_t n = dfas.size();
   std::vector<size_t> base(n + 1, 0);
   for (size_t r = 0; r < n; ++r) base[r + 1] = base[r] + dfas[r].size();
@@ -57,7 +70,7 @@ std::vector<char> rules_reaching_final(const std::vector<RuleDfa>& dfas, bool by
     const auto [r, s] = stack.back();
     stack.pop_back();
     if (ok[r]) continue;
-    const RuleDfa& d = dfas[r];
+    const RuleDfa& d = dfas[r].dfa();
     if (d.final[s]) {
       ok[r] = 1;
       settled.push_back(r);
@@ -68,10 +81,11 @@ std::vector<char> rules_reaching_final(const std::vector<RuleDfa>& dfas, bool by
     }
     for (uint32_t k = d.rule_begin[s]; k < d.rule_begin[s + 1]; ++k) {
       const auto& e = d.rules[k];
-      if (ok[e.rule]) {
+      const uint32_t callee = dfas[r].callees[e.rule];
+      if (ok[callee]) {
         visit(r, e.target);
       } else if (!seen[base[r] + e.target]) {
-        waiting[e.rule].emplace_back(r, e.target);
+        waiting[callee].emplace_back(r, e.target);
       }
     }
   }
@@ -91,7 +105,7 @@ class AutomatonBuilder {
     // (grammar() prints what was given; a string automaton is printed as one node anyway).
     EscapeRules escape_rules(grammar, limits.escape_rules ? *limits.escape_rules : escapes_by_rule(grammar));
     const uint32_t num_given = static_cast<uint32_t>(grammar.rules.size());
-    std::vector<RuleDfa> dfas(num_given, RuleDfa(RuleDfa::kUnbuilt));
+    std::vector<BuiltDfa> dfas(num_given);
     std::vector<char> compiled(num_given, 0);
     std::vector<std::vector<uint32_t>> keys(num_given);
     std::vector<uint32_t> callee_index(num_given, UINT32_MAX);  // scratch for shape_key
@@ -116,7 +130,7 @@ class AutomatonBuilder {
       if (compiled[r]) continue;
       compiled[r] = 1;
       const Rule& rule = r < num_given ? grammar.rules[r] : escape_rules.at(r);
-      RuleDfa dfa(RuleDfa::kUnbuilt);
+      BuiltDfa dfa;
       const Expr* built = &plan.resolve(rule.body);
       keys[r] = automaton_key(*built, limits, escapes.bmp, digests);
       try {
@@ -134,13 +148,13 @@ class AutomatonBuilder {
                          fmt::format("the grammar's automata (reached at rule '{}')", rule.name));
       }
       if (escape_rules.end() > dfas.size()) {
-        dfas.resize(escape_rules.end(), RuleDfa(RuleDfa::kUnbuilt));
+        dfas.resize(escape_rules.end());
         compiled.resize(escape_rules.end(), 0);
         keys.resize(escape_rules.end());
         trim_free.resize(escape_rules.end(), 0);
       }
-      for (const auto& e : dfa.rules) {
-        if (!compiled[e.rule]) todo.push_back(e.rule);
+      for (const auto& e : dfa.dfa().rules) {
+        if (!compiled[dfa.callees[e.rule]]) todo.push_back(dfa.callees[e.rule]);
       }
       trim_free[r] = built_trim(*built);
       dfas[r] = std::move(dfa);
@@ -148,63 +162,77 @@ class AutomatonBuilder {
     // A rule not compiled (unreachable, or inlined wherever it is used: most of a grammar's
     // rules then, 11,398 of the 13,682 of an anyOf of 200 objects) keeps no automaton here and
     // becomes a lone non-final state when the rules are laid out below: nothing for
-    // rules_reaching_final() to search or trim() to copy.
+    // rules_reaching_final() to search or trimmed() to copy.
     const size_t num_rules = escape_rules.end();
     const std::vector<char> productive = rules_reaching_final(dfas, true);
+    std::vector<char> productive_callee;
     for (size_t r = 0; r < num_rules; ++r) {
-      if (compiled[r] && !(trim_free[r] && calls_productive(dfas[r], productive))) trim(dfas[r], productive);
+      if (!compiled[r] || (trim_free[r] && calls_productive(dfas[r], productive))) continue;
+      // trimmed() reads the callees by their numbers in the automaton: their productivity is
+      // handed to it in that numbering, and a trimmed automaton keeps it.
+      productive_callee.resize(dfas[r].callees.size());
+      for (size_t i = 0; i < productive_callee.size(); ++i) productive_callee[i] = productive[dfas[r].callees[i]];
+      if (auto t = trimmed(dfas[r].dfa(), productive_callee)) {
+        dfas[r].entry = std::make_shared<const RuleDfaCache::Entry>(RuleDfaCache::Entry{std::move(*t), {}, {0}});
+      }
     }
     const std::vector<char> nullable = rules_reaching_final(dfas, false);
 
     auto out = std::make_shared<GrammarAutomaton>();
     out->rule_automaton_key_ = std::move(keys);
     out->root_ = grammar.root;
-    out->byte_begin_.push_back(0);
-    out->rule_begin_.push_back(0);
     uint32_t base = 0;
     std::vector<uint32_t> bases(num_rules);
     size_t num_bytes = 0, num_calls = 0;
     for (size_t r = 0; r < num_rules; ++r) {
       bases[r] = base;
       base += compiled[r] ? dfas[r].size() : 1;
-      num_bytes += dfas[r].bytes.size();
-      num_calls += dfas[r].rules.size();
+      if (!compiled[r]) continue;
+      num_bytes += dfas[r].dfa().bytes.size();
+      num_calls += dfas[r].dfa().rules.size();
     }
-    out->rule_start_.reserve(num_rules);
-    out->rule_nullable_.reserve(num_rules);
+    out->rule_start_ = std::move(bases);
+    out->rule_nullable_.assign(nullable.begin(), nullable.end());
     out->escape_rule_names_.reserve(num_rules - num_given);
-    out->state_rule_.reserve(base);
-    out->state_final_.reserve(base);
-    out->byte_begin_.reserve(base + 1);
-    out->rule_begin_.reserve(base + 1);
-    out->byte_edges_.reserve(num_bytes);
-    out->rule_edges_.reserve(num_calls);
+    for (size_t r = num_given; r < num_rules; ++r) out->escape_rule_names_.push_back(escape_rules.at(static_cast<uint32_t>(r)).name);
+    // Every array sized once and written in place: a rule's states, and each one's byte and
+    // rule edges, are one block (a rule not compiled is one state without edges).
+    out->state_rule_.resize(base);
+    out->state_final_.resize(base);
+    out->byte_begin_.resize(base + 1);
+    out->rule_begin_.resize(base + 1);
+    out->byte_edges_.resize(num_bytes);
+    out->rule_edges_.resize(num_calls);
+    uint32_t nb = 0, nc = 0;
     for (size_t r = 0; r < num_rules; ++r) {
-      out->rule_start_.push_back(bases[r]);
-      out->rule_nullable_.push_back(nullable[r]);
-      if (r >= num_given) out->escape_rule_names_.push_back(escape_rules.at(static_cast<uint32_t>(r)).name);
+      const uint32_t first = out->rule_start_[r];
       if (!compiled[r]) {
-        out->state_rule_.push_back(static_cast<uint32_t>(r));
-        out->state_final_.push_back(0);
-        out->byte_begin_.push_back(static_cast<uint32_t>(out->byte_edges_.size()));
-        out->rule_begin_.push_back(static_cast<uint32_t>(out->rule_edges_.size()));
+        out->state_rule_[first] = static_cast<uint32_t>(r);
+        out->byte_begin_[first] = nb;
+        out->rule_begin_[first] = nc;
         continue;
       }
-      const RuleDfa& d = dfas[r];
+      const RuleDfa& d = dfas[r].dfa();
+      const std::vector<uint32_t>& callees = dfas[r].callees;
+      std::fill_n(out->state_rule_.begin() + first, d.size(), static_cast<uint32_t>(r));
+      std::copy(d.final.begin(), d.final.end(), out->state_final_.begin() + first);
       for (uint32_t st = 0; st < d.size(); ++st) {
-        out->state_rule_.push_back(static_cast<uint32_t>(r));
-        out->state_final_.push_back(d.final[st]);
-        for (uint32_t k = d.byte_begin[st]; k < d.byte_begin[st + 1]; ++k) {
-          const auto& e = d.bytes[k];
-          out->byte_edges_.push_back({e.lo, e.hi, bases[r] + e.target});
-        }
-        for (uint32_t k = d.rule_begin[st]; k < d.rule_begin[st + 1]; ++k) {
-          out->rule_edges_.push_back({d.rules[k].rule, bases[r] + d.rules[k].target});
-        }
-        out->byte_begin_.push_back(static_cast<uint32_t>(out->byte_edges_.size()));
-        out->rule_begin_.push_back(static_cast<uint32_t>(out->rule_edges_.size()));
+        out->byte_begin_[first + st] = nb + d.byte_begin[st];
+        out->rule_begin_[first + st] = nc + d.rule_begin[st];
+      }
+      for (const auto& e : d.bytes) out->byte_edges_[nb++] = {e.lo, e.hi, first + e.target};
+      for (const auto& e : d.rules) out->rule_edges_[nc++] = {callees[e.rule], first + e.target};
+      // Numbers named in increasing order keep each state's calls sorted by rule; others are
+      // sorted again.
+      if (std::is_sorted(callees.begin(), callees.end())) continue;
+      for (uint32_t st = 0; st < d.size(); ++st) {
+        const auto calls = out->rule_edges_.begin() + out->rule_begin_[first + st];
+        std::sort(calls, calls + (d.rule_begin[st + 1] - d.rule_begin[st]),
+                  [](const auto& a, const auto& b) { return a.rule < b.rule; });
       }
     }
+    out->byte_begin_[base] = nb;
+    out->rule_begin_[base] = nc;
     AutomatonAnalysis::compute_follow(*out, num_given, grammar.follow_classes);
     AutomatonAnalysis::compute_components(*out);
     AutomatonAnalysis::compute_mask_classes(*out);
@@ -218,14 +246,15 @@ class AutomatonBuilder {
   // known minimal and not empty. Its code-point states are those of the minimal automaton,
   // which reach a final state (CharDfa::known_minimal), and its partial states (UTF-8
   // continuations, escapes) each lead on to one of them, through bytes or an escape rule's
-  // call. Such a rule's trim() was a pass over every state and edge that removed nothing: a
+  // call. Such a rule's trimmed() was a pass over every state and edge that removed nothing: a
   // 50,000-string enum's 106,719 states, several milliseconds.
   static bool built_trim(const Expr& body) {
     return body.kind == Expr::Kind::kAutomaton && body.automaton && body.automaton->known_minimal() &&
            !body.automaton->empty();
   }
-  static bool calls_productive(const RuleDfa& dfa, const std::vector<char>& productive) {
-    return std::all_of(dfa.rules.begin(), dfa.rules.end(), [&](const auto& e) { return productive[e.rule] != 0; });
+  static bool calls_productive(const BuiltDfa& dfa, const std::vector<char>& productive) {
+    const auto& calls = dfa.dfa().rules;
+    return std::all_of(calls.begin(), calls.end(), [&](const auto& e) { return productive[dfa.callees[e.rule]] != 0; });
   }
 
   // A code-point automaton in a key: its numbers of states and edges and a 128-bit digest of
@@ -408,56 +437,58 @@ class AutomatonBuilder {
 
   // Rule automata are cached process-wide (RuleDfaCache): formats, string languages and
   // object layouts recur within and across schemas. A rule other than a whole-rule automaton
-  // is cached with its callees as indices in order of first appearance, and a hit is
-  // renamed to this grammar's rules (the automaton is the same: states and edges do not
-  // depend on which rules are called, only on where).
+  // is cached with its callees as numbers in order of first appearance, and a hit names them
+  // this grammar's rules (the automaton is the same: states and edges do not depend on which
+  // rules are called, only on where); the automaton is shared, not copied (BuiltDfa).
   // With `plan`, the references it substitutes are built as the bodies they stand for.
-  // A whole-rule JSON-string automaton's callees are its escape rules, renamed alike: the
-  // cache keeps their code points (Entry::escape_ranges).
-  static RuleDfa build_dfa(const Rule& rule, const CompileLimits& limits, const std::vector<uint32_t>& key,
-                           const InlinePlan* plan, std::vector<uint32_t>& callee_index, const EscapeRuleFn& escapes,
-                           const EscapeRules& escape_rules, CompileDeadline& deadline, AutomatonDigests& digests) {
-    std::vector<uint32_t> callees;
+  // A whole-rule JSON-string automaton's callees are its escape rules, numbered in the order
+  // of their rules (so the grammar that built it lays it out without sorting a state's calls)
+  // and named alike on a hit: the cache keeps their code points (Entry::escape_ranges).
+  static BuiltDfa build_dfa(const Rule& rule, const CompileLimits& limits, const std::vector<uint32_t>& key,
+                            const InlinePlan* plan, std::vector<uint32_t>& callee_index, const EscapeRuleFn& escapes,
+                            const EscapeRules& escape_rules, CompileDeadline& deadline, AutomatonDigests& digests) {
+    BuiltDfa built;
+    std::vector<uint32_t>& callees = built.callees;
     callees.reserve(8);  // most rules call a few: one allocation, not one per doubling
     std::vector<uint32_t> shape;
     if (key.empty()) shape = shape_key(rule.body, plan, limits, escapes, callees, callee_index, digests);
     const std::vector<uint32_t>& cache_key = key.empty() ? shape : key;
-    if (const auto hit = RuleDfaCache::instance().find(cache_key)) {
+    if (auto hit = RuleDfaCache::instance().find(cache_key)) {
       std::vector<CodepointRange> ranges;
       for (size_t i = 0; i < hit->escape_callees(); ++i) {
         ranges.assign(hit->escape_ranges.begin() + hit->escape_begin[i], hit->escape_ranges.begin() + hit->escape_begin[i + 1]);
         callees.push_back(escapes.rule(ranges));
       }
-      RuleDfa dfa = hit->dfa;
-      if (callees.empty()) return dfa;
-      for (auto& e : dfa.rules) e.rule = callees[e.rule];
-      for (uint32_t st = 0; callees.size() > 1 && st < dfa.size(); ++st) {  // a state's rule edges stay sorted by rule
-        if (dfa.rule_begin[st + 1] - dfa.rule_begin[st] < 2) continue;
-        std::sort(dfa.rules.begin() + dfa.rule_begin[st], dfa.rules.begin() + dfa.rule_begin[st + 1],
-                  [](const auto& a, const auto& b) { return a.rule < b.rule; });
-      }
-      return dfa;
+      built.entry = std::move(hit);
+      return built;
     }
-    RuleDfa dfa = determinize_rule(rule, limits.max_states_per_rule, plan, &escapes, &deadline);
+    RuleDfaCache::Entry stored{determinize_rule(rule, limits.max_states_per_rule, plan, &escapes, &deadline), {}, {0}};
+    RuleDfa& dfa = stored.dfa;
     // A whole-rule automaton is built minimal already (DirectAutomatonDfa, from a minimal
     // code-point DFA: every CharDfa operation returns one).
     const Expr& body = plan ? plan->resolve(rule.body) : rule.body;
     if (body.kind != Expr::Kind::kAutomaton && dfa.size() <= limits.max_states_to_minimize) dfa = minimize(dfa);
-    RuleDfaCache::Entry stored{dfa, {}, {0}};
-    if (!key.empty()) {  // a whole-rule automaton calls escape rules only: numbered by first appearance
+    if (!key.empty()) {  // a whole-rule automaton calls escape rules only: numbered in rule order
       for (const auto& e : dfa.rules) {
-        if (std::find(callees.begin(), callees.end(), e.rule) != callees.end()) continue;
-        callees.push_back(e.rule);
-        const auto& ranges = escape_rules.ranges(e.rule);
+        if (std::find(callees.begin(), callees.end(), e.rule) == callees.end()) callees.push_back(e.rule);
+      }
+      std::sort(callees.begin(), callees.end());  // so the numbers keep each state's calls sorted
+      size_t num_ranges = 0;
+      for (uint32_t c : callees) num_ranges += escape_rules.ranges(c).size();
+      stored.escape_ranges.reserve(num_ranges);
+      stored.escape_begin.reserve(callees.size() + 1);
+      for (uint32_t c : callees) {
+        const auto& ranges = escape_rules.ranges(c);
         stored.escape_ranges.insert(stored.escape_ranges.end(), ranges.begin(), ranges.end());
         stored.escape_begin.push_back(static_cast<uint32_t>(stored.escape_ranges.size()));
       }
     }
     for (uint32_t i = 0; i < callees.size(); ++i) callee_index[callees[i]] = i;
-    for (auto& e : stored.dfa.rules) e.rule = callee_index[e.rule];
+    for (auto& e : dfa.rules) e.rule = callee_index[e.rule];
     for (uint32_t c : callees) callee_index[c] = UINT32_MAX;
-    RuleDfaCache::instance().insert(key.empty() ? std::move(shape) : key, std::move(stored));
-    return dfa;
+    built.entry = std::make_shared<const RuleDfaCache::Entry>(std::move(stored));
+    RuleDfaCache::instance().insert(key.empty() ? std::move(shape) : key, built.entry);
+    return built;
   }
 };
 

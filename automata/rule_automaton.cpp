@@ -502,10 +502,10 @@ RuleDfa minimize(const RuleDfa& dfa) {
 }
 
 namespace {
-constexpr size_t kKeptEntries = size_t{1} << 18;  // trim()'s buffers kept between calls, at most
+constexpr size_t kKeptEntries = size_t{1} << 18;  // trimmed()'s buffers kept between calls, at most
 }  // namespace
 
-void trim(RuleDfa& dfa, const std::vector<char>& productive) {
+std::optional<RuleDfa> trimmed(const RuleDfa& dfa, const std::vector<char>& productive) {
   const uint32_t n = dfa.size();
   // Reverse reachability from final states, over predecessor lists in one array. A grammar
   // trims every rule: the buffers are the thread's, reused from rule to rule.
@@ -549,7 +549,7 @@ void trim(RuleDfa& dfa, const std::vector<char>& productive) {
       if (!live[p]) live[p] = 1, stack.push_back(p), ++n_live;
     }
   }
-  if (n_live == n && !unproductive_calls) return;  // nothing to remove
+  if (n_live == n && !unproductive_calls) return std::nullopt;  // nothing to remove
   std::vector<uint32_t> id(n, UINT32_MAX);
   uint32_t next = 0;
   id[0] = next++;
@@ -570,7 +570,7 @@ void trim(RuleDfa& dfa, const std::vector<char>& productive) {
     }
     out.close_state();
   }
-  dfa = std::move(out);
+  return out;
 }
 
 }  // namespace lockstep

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "automata/grammar_automaton.h"
@@ -91,8 +92,9 @@ RuleDfa determinize_rule(const Rule& rule, uint32_t max_states, const InlinePlan
 /// start stays state 0.
 RuleDfa minimize(const RuleDfa& dfa);
 
-/// Removes states from which no final state is reachable (through bytes, or through rules
-/// with productive[rule]), and the edges into them. The start state always stays.
-void trim(RuleDfa& dfa, const std::vector<char>& productive);
+/// `dfa` without the states from which no final state is reachable (through bytes, or
+/// through rules with productive[rule]) and the edges into them; the start state always
+/// stays. std::nullopt when there is nothing to remove (most automata: no copy is made).
+std::optional<RuleDfa> trimmed(const RuleDfa& dfa, const std::vector<char>& productive);
 
 }  // namespace lockstep

@@ -34,17 +34,17 @@ class RuleDfaCache {
     static RuleDfaCache cache;
     return cache;
   }
-  // Entries are shared, not copied out: a hit reads the escape rules' code points in place
-  // and copies the automaton alone (it renames the callees in its copy).
+  // Entries are shared, not copied in or out: a compiled grammar holds its rules' automata
+  // with the names of their callees beside them until it lays them out.
   std::shared_ptr<const Entry> find(const std::vector<uint32_t>& key) {
     auto hit = cache_.find(key);
     return hit ? std::move(*hit) : nullptr;
   }
-  void insert(std::vector<uint32_t> key, Entry entry) {
-    const RuleDfa& dfa = entry.dfa;
+  void insert(std::vector<uint32_t> key, std::shared_ptr<const Entry> entry) {
+    const RuleDfa& dfa = entry->dfa;
     const size_t size = key.size() * 4 + dfa.final.size() * 9 + dfa.bytes.size() * sizeof(dfa.bytes[0]) +
                         dfa.rules.size() * sizeof(dfa.rules[0]);
-    cache_.insert(std::move(key), std::make_shared<const Entry>(std::move(entry)), size);
+    cache_.insert(std::move(key), std::move(entry), size);
   }
 
  private:

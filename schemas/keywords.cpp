@@ -496,7 +496,7 @@ Norm SchemaCompiler::object_keywords(const KeywordView& s, const Term& t, int dr
       if ((dep.is_array() && !arrays) || (!dep.is_array() && !schemas)) {
         throw SchemaError(ptr, dep.is_array() ? "must be a schema" : "must be an array of names");
       }
-      n = intersect(n, dependency_norm(s, t, name, dep, ptr));
+      n = intersect(std::move(n), dependency_norm(s, t, name, dep, ptr));
     }
   };
   dependencies("dependentRequired", true, false);
@@ -618,13 +618,13 @@ Norm SchemaCompiler::normalize_schema(const Term& t) {
   for (const char* k : {"$dynamicRef", "$recursiveRef"}) {
     if (s.contains(k)) unsupported(p, k, "dynamic scopes are not supported");
   }
-  if (s.contains("type")) n = intersect(n, type_norm(s["type"], p + "/type", draft));
-  if (s.contains("enum")) n = intersect(n, enum_norm(s["enum"], p + "/enum"));
-  if (s.contains("const")) n = intersect(n, value_norm(s["const"], p + "/const"));
-  n = intersect(n, number_keywords(s, p, draft));
-  n = intersect(n, string_keywords(s, p));
-  n = intersect(n, array_keywords(s, t, draft));
-  n = intersect(n, object_keywords(s, t, draft));
+  if (s.contains("type")) n = intersect(std::move(n), type_norm(s["type"], p + "/type", draft));
+  if (s.contains("enum")) n = intersect(std::move(n), enum_norm(s["enum"], p + "/enum"));
+  if (s.contains("const")) n = intersect(std::move(n), value_norm(s["const"], p + "/const"));
+  n = intersect(std::move(n), number_keywords(s, p, draft));
+  n = intersect(std::move(n), string_keywords(s, p));
+  n = intersect(std::move(n), array_keywords(s, t, draft));
+  n = intersect(std::move(n), object_keywords(s, t, draft));
   auto list = [&](const char* key) {
     std::vector<TermPtr> out;
     if (!s[key].is_array() || s[key].empty()) throw SchemaError(p + "/" + key, "must be a non-empty array of schemas");
@@ -636,7 +636,7 @@ Norm SchemaCompiler::normalize_schema(const Term& t) {
     for (const auto& a : list("allOf")) parts.push_back(&normalize(a));
     n = intersect_all(parts);
   }
-  if (s.contains("anyOf")) n = intersect(n, normalize(t_or(list("anyOf"))));
+  if (s.contains("anyOf")) n = intersect(std::move(n), normalize(t_or(list("anyOf"))));
   if (s.contains("oneOf")) {
     // Branch i ∧ ¬(every other branch). A branch provably disjoint from branch i (e.g. a
     // different "type" const on a required discriminator property) needs no complement:
@@ -652,7 +652,7 @@ Norm SchemaCompiler::normalize_schema(const Term& t) {
       }
       exactly_one.push_back(t_and(std::move(parts)));
     }
-    n = intersect(n, normalize(t_or(std::move(exactly_one))));
+    n = intersect(std::move(n), normalize(t_or(std::move(exactly_one))));
   }
   if (s.contains("not")) {
     // not: {anyOf: [x…]} is ∧ ¬x (De Morgan), each complement joining the running
@@ -663,10 +663,10 @@ Norm SchemaCompiler::normalize_schema(const Term& t) {
     if (only_any_of(target)) {
       const json& branches = target["anyOf"];
       for (size_t i = 0; i < branches.size(); ++i) {
-        n = intersect(n, normalize(t_not(child(t, branches[i], "/not/anyOf/" + std::to_string(i)))));
+        n = intersect(std::move(n), normalize(t_not(child(t, branches[i], "/not/anyOf/" + std::to_string(i)))));
       }
     } else {
-      n = intersect(n, normalize(t_not(child(t, target, "/not"))));
+      n = intersect(std::move(n), normalize(t_not(child(t, target, "/not"))));
     }
   }
   if (s.contains("if") && (s.contains("then") || s.contains("else"))) {
@@ -675,9 +675,9 @@ Norm SchemaCompiler::normalize_schema(const Term& t) {
     const TermPtr otherwise = s.contains("else") ? child(t, s["else"], "/else") : t_true();
     // (if ∧ then) ∨ (¬if ∧ else); without else it is ¬if ∨ then, without then if ∨ else,
     // which need one complement fewer intersections.
-    if (!s.contains("else")) n = intersect(n, normalize(t_or({t_not(cond), then})));
-    else if (!s.contains("then")) n = intersect(n, normalize(t_or({cond, otherwise})));
-    else n = intersect(n, normalize(t_or({t_and({cond, then}), t_and({t_not(cond), otherwise})})));
+    if (!s.contains("else")) n = intersect(std::move(n), normalize(t_or({t_not(cond), then})));
+    else if (!s.contains("then")) n = intersect(std::move(n), normalize(t_or({cond, otherwise})));
+    else n = intersect(std::move(n), normalize(t_or({t_and({cond, then}), t_and({t_not(cond), otherwise})})));
   }
   if (s.contains("nullable") && s["nullable"].is_boolean() && s["nullable"].get<bool>()) n.null = true;
   return n;

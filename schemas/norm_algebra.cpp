@@ -324,13 +324,37 @@ Norm Norm::nothing() {
 }
 
 namespace {
+// Whether a record constrains nothing (Norm::any()'s): its intersection with any record x is
+// x itself (an array's items are x's, their conjunction with `true` being the same term).
+bool unconstrained(const ArrayRec& r) {
+  return r.prefix.empty() && r.rest->kind == Term::Kind::kTrue && r.min == 0 && r.max == kUnbounded &&
+         r.contains.empty() && !r.unique;
+}
+bool unconstrained(const ObjectRec& r) {
+  return r.order.empty() && r.rules.empty() && r.must.empty() && r.min == 0 && r.max == kUnbounded;
+}
+
+// a × b into `out` (which may be `a`). Against b's one unconstrained record (a keyword group
+// that says nothing of this type: each subschema intersects five of them) the result is a's
+// records that cross() would keep, without copying them when `out` is `a`.
+template <typename Rec>
+void cross_into(std::vector<Rec>& out, const std::vector<Rec>& a, const std::vector<Rec>& b) {
+  if (b.size() != 1 || !unconstrained(b[0])) {
+    out = cross(a, b);
+    return;
+  }
+  if (&out != &a) out = a;
+  std::erase_if(out, [](const Rec& r) { return !record_ok(r); });
+  if (out.size() > engine_limits().schema_alternatives) too_many_records(engine_limits().schema_alternatives + 1);
+}
+
 // a ∩ b for every type but numbers, into `out` (which may be `a`: a running intersection).
 void intersect_but_numbers(Norm& out, const Norm& a, const Norm& b) {
   out.null = a.null && b.null;
   out.booleans = a.booleans & b.booleans;
   out.string = dfa_and(a.string, b.string);
-  out.arrays = cross(a.arrays, b.arrays);
-  out.objects = cross(a.objects, b.objects);
+  cross_into(out.arrays, a.arrays, b.arrays);
+  cross_into(out.objects, a.objects, b.objects);
 }
 }  // namespace
 
@@ -339,6 +363,12 @@ Norm intersect(const Norm& a, const Norm& b) {
   n.number = numbers_and(a.number, b.number);
   intersect_but_numbers(n, a, b);
   return n;
+}
+
+Norm intersect(Norm&& a, const Norm& b) {
+  a.number = numbers_and(a.number, b.number);
+  intersect_but_numbers(a, a, b);
+  return std::move(a);
 }
 
 Norm intersect_all(const std::vector<const Norm*>& parts) {

@@ -131,6 +131,9 @@ struct Norm {
 /// (uniqueItems under not), LimitError("schema_alternatives", no place yet: normalize
 /// places it) when the number of records exceeds EngineLimits::schema_alternatives.
 Norm intersect(const Norm& a, const Norm& b);
+/// The same, reusing `a` (a running intersection: its records are kept, not copied, where
+/// `b` leaves them unconstrained).
+Norm intersect(Norm&& a, const Norm& b);
 /// The intersection of all `parts` (non-empty), as a left fold of intersect() but for the
 /// numbers (numbers_and_all: their conjunctions walked once, merged).
 Norm intersect_all(const std::vector<const Norm*>& parts);

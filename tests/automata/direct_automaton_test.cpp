@@ -60,7 +60,7 @@ bool same_language(const RuleDfa& a, const RuleDfa& b, std::string& witness) {
 RuleDfa live(RuleDfa d) {
   std::vector<char> productive;  // every rule called (an escape rule reads something)
   for (const auto& e : d.rules) productive.resize(std::max<size_t>(productive.size(), e.rule + 1), 1);
-  trim(d, productive);
+  if (auto t = trimmed(d, productive)) return std::move(*t);
   return d;
 }
 
@@ -167,7 +167,7 @@ TEST(DirectAutomaton, EscapeCallsSameAsTheNfaPath) {
             determinize_rule(keys, 1u << 20, nullptr, &escapes.spelled).size());
 }
 
-// The compiler skips trim() for a whole-rule automaton built from a code-point automaton known
+// The compiler skips trimmed() for a whole-rule automaton built from a code-point automaton known
 // minimal and not empty (grammar_compiler.cpp, built_trim): every state of it must reach a
 // final state, with escape rules spelled out or called.
 TEST(DirectAutomaton, BuiltFromAMinimalAutomatonNoStateIsDead) {

@@ -1,4 +1,4 @@
-// trim() removes the states from which no final state is reachable (through bytes, or calls
+// trimmed() removes the states from which no final state is reachable (through bytes, or calls
 // of productive rules) and the edges into them; checked against the definition iterated to
 // its fixed point, on random automata numbered forwards, backwards and at random (the
 // backward sweeps settle the first, the predecessor lists take over on the others).
@@ -79,8 +79,9 @@ TEST(Trim, KeepsExactlyTheStatesThatReachAFinalState) {
     if (rng() % 2) e.final[rng() % n] = 1;
 
     const std::vector<char> live = live_by_definition(e, productive);
-    RuleDfa d = dfa_of(e);
-    trim(d, productive);
+    const RuleDfa built = dfa_of(e);
+    const std::optional<RuleDfa> t = trimmed(built, productive);
+    const RuleDfa& d = t ? *t : built;
     // The kept states in their order (the start always), each with the edges into kept
     // states and no call of the unproductive rule.
     std::vector<uint32_t> id(n, UINT32_MAX);
@@ -89,6 +90,12 @@ TEST(Trim, KeepsExactlyTheStatesThatReachAFinalState) {
       if (s == 0 || live[s]) id[s] = next++;
     }
     ASSERT_EQ(d.size(), next) << "trial " << trial;
+    // A copy exactly when something goes: a state, or a call of the unproductive rule.
+    bool unproductive_call = false;
+    for (uint32_t s = 0; s < n; ++s) {
+      for (const auto& r : e.rules[s]) unproductive_call |= !productive[r.rule];
+    }
+    EXPECT_EQ(t.has_value(), next < n || unproductive_call) << "trial " << trial;
     for (uint32_t s = 0; s < n; ++s) {
       if (id[s] == UINT32_MAX) continue;
       const uint32_t t = id[s];
