@@ -341,7 +341,11 @@ NumberSet pending_numbers(const NumberConstraints& given, std::function<NumberSe
   return n;
 }
 
-NumberSet numbers_and(const NumberSet& given_a, const NumberSet& given_b) {
+namespace {
+bool conjunction(const NumberSet& x);
+
+// numbers_and() of the operands' automata (made first).
+NumberSet numbers_and_made(const NumberSet& given_a, const NumberSet& given_b) {
   const NumberSet& a = made(given_a);
   const NumberSet& b = made(given_b);
   const uint8_t region = a.region | b.region;
@@ -373,6 +377,21 @@ NumberSet numbers_and(const NumberSet& given_a, const NumberSet& given_b) {
   const auto p = budgeted('&', x, y, [&](size_t left) { return product(x, x_plain, y, y_plain, true, left); });
   return set(p.dfa, p.plain ? kPlain : region, lost || p.plain);
 }
+}  // namespace
+
+NumberSet numbers_and(const NumberSet& a, const NumberSet& b) {
+  // A pending conjunction meeting another conjunction: their merged walk, pending in turn
+  // (numbers_and_all), so the pending operand's own automaton is not made for a set that a
+  // later intersection or complement merges again (a subschema's type: integer, then its
+  // minimum and multipleOf, then an allOf of multiples: Handwritten num1).
+  // Every number is neutral: a pending operand stays pending (each keyword group of a
+  // subschema that says nothing of numbers is intersected with it).
+  auto neutral = [](const NumberSet& x) { return !x.pending && x.texts == every_number() && x.region == 0 && !x.lost_exponents; };
+  if (b.pending && neutral(a)) return b;
+  if (a.pending && neutral(b)) return a;
+  if ((a.pending || b.pending) && conjunction(a) && conjunction(b)) return numbers_and_all({&a, &b});
+  return numbers_and_made(a, b);
+}
 
 namespace {
 
@@ -396,7 +415,7 @@ NumberSet numbers_and_all_made(const std::vector<const NumberSet*>& sets, const 
     }
   }
   for (const NumberSet* x : sets) {
-    if (!walked || !conjunction(*x)) n = numbers_and(n, *x);
+    if (!walked || !conjunction(*x)) n = numbers_and_made(n, *x);
   }
   return n;
 }
@@ -510,7 +529,7 @@ NumberSet numbers_not(const NumberSet& given) {
   return set(p.dfa, p.plain ? kPlain : region, a.lost_exponents || p.plain);
 }
 
-bool numbers_disjoint(const NumberSet& a, const NumberSet& b) { return empty(numbers_and(a, b).texts); }
+bool numbers_disjoint(const NumberSet& a, const NumberSet& b) { return empty(numbers_and_made(a, b).texts); }
 
 namespace {
 

@@ -81,7 +81,9 @@ NumberSet pending_numbers(const NumberConstraints& c, std::function<NumberSet()>
 DfaPtr every_number();
 NumberSet all_number_set();
 NumberSet no_number_set();
-/// Intersection and union.
+/// Intersection and union. The intersection of a pending set with every number is that
+/// pending set, and with another conjunction the pending walk of their merged conjunction
+/// (numbers_and_all): a pending operand is made only where its own automaton is needed.
 NumberSet numbers_and(const NumberSet& a, const NumberSet& b);
 /// The intersection of all `sets`: the conjunctions among them (sets with a formula and all
 /// their exponent texts) merged into one walk first, then numbers_and with each other set in

@@ -264,6 +264,37 @@ TEST(NumberSchema, PendingSetsAreMadeOnlyWhereTheirOwnAutomatonIsNeeded) {
   EXPECT_EQ(made_c, 1);
 }
 
+TEST(NumberSchema, APendingSetMeetingEveryNumberOrAnotherConjunctionIsNotMade) {
+  // Each keyword group of a subschema intersects the running set with every number, and
+  // type: integer is a conjunction made at once: neither makes a pending multiple, which a
+  // later allOf or not merges again (Handwritten num1 made it, then walked it merged).
+  NumberConstraints c;
+  c.multiple_of = {Decimal::parse("26")};  // no other test asks for it
+  int made = 0;
+  const schema::NumberSet a = schema::pending_numbers(c, [c, &made] {
+    ++made;
+    bool plain = false;
+    return schema::numbers_constrained(c, plain);
+  });
+  ASSERT_TRUE(a.pending);
+  const schema::ProductBudget budget(schema::kMaxSchemaProductStates);
+  EXPECT_TRUE(schema::numbers_and(a, schema::all_number_set()).pending);
+  EXPECT_TRUE(schema::numbers_and(schema::all_number_set(), a).pending);
+  const schema::NumberSet integer = schema::numbers_integer(2020);
+  ASSERT_FALSE(integer.pending);
+  const schema::NumberSet both = schema::numbers_and(integer, a);
+  ASSERT_TRUE(both.pending);
+  const schema::NumberSet& walked = schema::made(both);
+  EXPECT_EQ(made, 0);
+  EXPECT_TRUE(walked.texts->accepts("52"));
+  EXPECT_TRUE(walked.texts->accepts("5.2e1"));
+  EXPECT_FALSE(walked.texts->accepts("13"));
+  EXPECT_FALSE(walked.texts->accepts("27"));
+  // Disjointness needs the automata: the pending operand is made then, once.
+  EXPECT_FALSE(schema::numbers_disjoint(a, integer));
+  EXPECT_EQ(made, 1);
+}
+
 TEST(NumberSchema, DeferredMultiplesKeepTheirWarningsAndErrorsInPlace) {
   // The automaton of multipleOf 0.997 with exponent texts is over the state budget: its place
   // is named whether the set is made alone or merged into an allOf's walk.
