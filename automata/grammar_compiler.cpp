@@ -26,10 +26,10 @@ namespace {
 
 // A rule's automaton as the grammar compiler holds it: shared with the rule-automaton cache
 // (RuleDfaCache), whose automata number their callees 0, 1, ... (build_dfa); `callees`
-// names this grammar's rule behind each number. Copying an automaton
-// out of the cache and renaming its callees (and copying it in again when it was built) cost
-// five allocations and a pass over its edges, for every rule of a grammar; the names are
-// applied once, when the rules are laid out. A rule not built has no entry.
+// names this grammar's rule behind each number. Copying an automaton out of the cache and
+// renaming its callees (and copying it in again when it was built) cost five allocations and
+// a pass over its edges, for every rule of a grammar; the names are applied once, when the
+// rules are laid out. A rule not built has no entry.
 struct BuiltDfa {
   std::shared_ptr<const RuleDfaCache::Entry> entry;
   std::vector<uint32_t> callees;
@@ -194,7 +194,9 @@ class AutomatonBuilder {
     out->rule_start_ = std::move(bases);
     out->rule_nullable_.assign(nullable.begin(), nullable.end());
     out->escape_rule_names_.reserve(num_rules - num_given);
-    for (size_t r = num_given; r < num_rules; ++r) out->escape_rule_names_.push_back(escape_rules.at(static_cast<uint32_t>(r)).name);
+    for (size_t r = num_given; r < num_rules; ++r) {
+      out->escape_rule_names_.push_back(escape_rules.at(static_cast<uint32_t>(r)).name);
+    }
     // Every array sized once and written in place: a rule's states, and each one's byte and
     // rule edges, are one block (a rule not compiled is one state without edges).
     out->state_rule_.resize(base);

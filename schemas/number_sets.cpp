@@ -386,7 +386,9 @@ NumberSet numbers_and(const NumberSet& a, const NumberSet& b) {
   // minimum and multipleOf, then an allOf of multiples: Handwritten num1).
   // Every number is neutral: a pending operand stays pending (each keyword group of a
   // subschema that says nothing of numbers is intersected with it).
-  auto neutral = [](const NumberSet& x) { return !x.pending && x.texts == every_number() && x.region == 0 && !x.lost_exponents; };
+  auto neutral = [](const NumberSet& x) {
+    return !x.pending && x.texts == every_number() && x.region == 0 && !x.lost_exponents;
+  };
   if (b.pending && neutral(a)) return b;
   if (a.pending && neutral(b)) return a;
   if ((a.pending || b.pending) && conjunction(a) && conjunction(b)) return numbers_and_all({&a, &b});
