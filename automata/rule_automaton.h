@@ -20,11 +20,12 @@ class InlinePlan;
 
 /// A DFA with states 0..n-1, state 0 the start. Edges of state s:
 /// bytes[byte_begin[s] .. byte_begin[s+1]) (disjoint, sorted) and rules[rule_begin[s] ..
-/// rule_begin[s+1]) (sorted by rule, one per rule).
+/// rule_begin[s+1]) (one per rule, sorted by rule as built; an automaton in the rule-automaton
+/// cache numbers its callees by first appearance, and the grammar compiler sorts a state's
+/// calls again when it names them).
 struct RuleDfa {
-  /// A rule not built (yet): no states, and without the leading offsets of a built one
-  /// (byte_begin and rule_begin empty), so making one allocates nothing. The grammar
-  /// compiler holds one per rule and builds only the rules reached.
+  /// No states, and without the leading offsets of a built automaton (byte_begin and
+  /// rule_begin empty): nothing allocated; with_capacity() starts from it.
   struct Unbuilt {};
   static constexpr Unbuilt kUnbuilt{};
   RuleDfa() = default;

@@ -380,10 +380,6 @@ NumberSet numbers_and_made(const NumberSet& given_a, const NumberSet& given_b) {
 }  // namespace
 
 NumberSet numbers_and(const NumberSet& a, const NumberSet& b) {
-  // A pending conjunction meeting another conjunction: their merged walk, pending in turn
-  // (numbers_and_all), so the pending operand's own automaton is not made for a set that a
-  // later intersection or complement merges again (a subschema's type: integer, then its
-  // minimum and multipleOf, then an allOf of multiples: Handwritten num1).
   // Every number is neutral: a pending operand stays pending (each keyword group of a
   // subschema that says nothing of numbers is intersected with it).
   auto neutral = [](const NumberSet& x) {
@@ -391,6 +387,10 @@ NumberSet numbers_and(const NumberSet& a, const NumberSet& b) {
   };
   if (b.pending && neutral(a)) return b;
   if (a.pending && neutral(b)) return a;
+  // A pending conjunction meeting another conjunction: their merged walk, pending in turn
+  // (numbers_and_all), so the pending operand's own automaton is not made for a set that a
+  // later intersection or complement merges again (a subschema's type: integer, then its
+  // minimum and multipleOf, then an allOf of multiples: Handwritten num1).
   if ((a.pending || b.pending) && conjunction(a) && conjunction(b)) return numbers_and_all({&a, &b});
   return numbers_and_made(a, b);
 }
