@@ -102,10 +102,12 @@ constexpr uint32_t kMooreMinDegree = 4;
 // round is one pass over the transitions in state order, with a hash table. On automata
 // with many transitions per state (number texts read digit by digit: ten or more) a round
 // costs a fraction of the refinement's marking, which jumps through memory, and a handful
-// of rounds settle them; with few transitions per state the refinement is the faster. A
-// round that adds fewer classes than n/32 and than an eighth of those it had (a length
-// counter adds one per round) hands its partition over to the refinement. Returns true when
-// the partition is stable: `cls` is then the answer, numbered by first appearance.
+// of rounds settle them; with few transitions per state the refinement is the faster. Two
+// rounds in a row that each add fewer classes than n/32 and than an eighth of those they had
+// (a length counter adds one per round) hand their partition over to the refinement. One
+// such round alone does not: it is often the last before a round that adds none, and a
+// round costs a small part of the refinement (docs/schemas.md). Returns true when the
+// partition is stable: `cls` is then the answer, numbered by first appearance.
 bool moore_rounds(uint32_t n, std::vector<uint32_t>& cls, const std::vector<LabeledTransition>& transitions) {
   const auto m = static_cast<uint32_t>(transitions.size());
   // The (label, head) pairs by tail, in label order within a state, side by side.
@@ -132,6 +134,7 @@ bool moore_rounds(uint32_t n, std::vector<uint32_t>& cls, const std::vector<Labe
   // At most about as many rounds as the refinement makes passes over its transitions.
   uint32_t rounds = 4;
   for (uint32_t k = n; k > 1; k /= 2) rounds += 2;
+  bool small_before = false;
   while (rounds-- > 0) {
     std::fill(table.begin(), table.end(), UINT32_MAX);
     rep.clear();
@@ -169,7 +172,9 @@ bool moore_rounds(uint32_t n, std::vector<uint32_t>& cls, const std::vector<Labe
     const auto now = static_cast<uint32_t>(rep.size());
     cls.swap(next);
     if (now == classes) return true;
-    if (now - classes < min_gain && (now - classes) * 8 < classes) return false;
+    const bool small = now - classes < min_gain && (now - classes) * 8 < classes;
+    if (small && small_before) return false;
+    small_before = small;
     classes = now;
   }
   return false;
