@@ -75,6 +75,9 @@ class TokenMaskCache {
     size_t run_tokens = 0;       ///< tokens the table walk read whole along a uniform run of a
                                  ///< class (a counted repeat's positions) from their byte kinds,
                                  ///< without a step per byte (docs/masks.md)
+    size_t trie_run_tokens = 0;  ///< the same in the trie walk of grammar states (a counted
+                                 ///< repeat inside a rule that calls others, such as an
+                                 ///< object's property value)
     size_t shared = 0;           ///< masks taken from the process-wide cache of automaton rules
                                  ///< (computations + shared = computed)
     size_t memory_bytes = 0;     ///< memory of the cached masks (bytes)

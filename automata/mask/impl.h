@@ -206,6 +206,7 @@ struct TokenMaskCache::Impl {
   std::atomic<size_t> direct_walks_{0};
   mutable std::atomic<size_t> mid_segments_{0};  // Stats::mid_segments
   mutable std::atomic<size_t> run_tokens_{0};    // Stats::run_tokens
+  mutable std::atomic<size_t> trie_run_tokens_{0};  // Stats::trie_run_tokens
   std::vector<std::shared_ptr<const StateMask>> owned_;  // guarded by mutex_
   std::thread background_;
   std::atomic<bool> stop_{false};

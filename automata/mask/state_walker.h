@@ -61,6 +61,12 @@ class StateWalker {
   /// current depth in stack mode.
   bool in_earley_mode() const { return earley_from_ != kNone; }
   size_t stacks() const { return earley_from_ != kNone ? 0 : hi_[depth_] - lo_[depth_]; }
+  /// The automaton state on top of the path's one stack, in stack mode; UINT32_MAX with
+  /// several stacks or in Earley mode.
+  uint32_t single_top() const {
+    if (earley_from_ != kNone || hi_[depth_] - lo_[depth_] != 1) return kNone;
+    return nodes_[stacks_[lo_[depth_]]].state;
+  }
   /// Boundaries (completions of the seed's rule) at depths 1..d of the current path.
   uint32_t boundaries_upto(size_t d) const { return boundaries_[d]; }
   bool boundary_at(size_t d) const { return boundaries_[d] != boundaries_[d - 1]; }

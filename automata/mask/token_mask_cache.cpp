@@ -235,6 +235,7 @@ TokenMaskCache::Stats TokenMaskCache::Impl::stats() const {
   s.direct = direct_walks_.load();
   s.mid_segments = mid_segments_.load();
   s.run_tokens = run_tokens_.load();
+  s.trie_run_tokens = trie_run_tokens_.load();
   s.shared = shared_hits_.load();
   for (const auto& m : masks_) {
     const StateMask* p = m.load(std::memory_order_acquire);
