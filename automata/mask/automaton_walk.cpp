@@ -293,10 +293,9 @@ class AutomatonWalk {
   }
 
   // The uniform run from successor s1 (mask::uniform_run), found once per walk, for segments
-  // of at least kRunMinTokens tokens (a smaller one is walked at about the cost of finding
+  // of at least mask::kRunMinTokens tokens (a smaller one is walked at about the cost of finding
   // it), followed at most kShortTokenBytes states: longer tokens (~1% of Llama 3's) take the
   // steps, and the run's states need no table rows of their own that far along.
-  static constexpr size_t kRunMinTokens = 16;
   const mask::UniformRun& uniform_run(uint32_t s1) {
     auto it = std::find_if(runs_.begin(), runs_.end(), [&](const auto& r) { return r.first == s1; });
     if (it == runs_.end()) it = runs_.insert(runs_.end(), {s1, mask::uniform_run(tables_, s1, mask::kShortTokenBytes)});
@@ -311,7 +310,7 @@ class AutomatonWalk {
     // walk at depth 1 (states_[1] is s1).
     size_t length = 0;
     uint32_t outside = ~uint32_t{0};
-    if (e1 < ClassTables::kCall && hi - lo >= kRunMinTokens) {
+    if (e1 < ClassTables::kCall && hi - lo >= mask::kRunMinTokens) {
       const uint32_t s1 = e1 & ~ClassTables::kFinalBit;
       const mask::UniformRun& run = uniform_run(s1);
       if (run.length != 0) length = run.length, outside = ~run.kinds;

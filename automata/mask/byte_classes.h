@@ -74,5 +74,9 @@ struct UniformRun {
   size_t length = 0;
 };
 UniformRun uniform_run(ClassTables& tables, uint32_t s1, size_t max_length);
+// The fewest tokens sharing a first byte for which a walk looks for a uniform run (the
+// table walk's and the trie walk's): a smaller group is walked at about the cost of finding
+// its run.
+inline constexpr size_t kRunMinTokens = 16;
 
 }  // namespace lockstep::mask

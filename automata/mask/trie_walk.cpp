@@ -146,14 +146,12 @@ void TokenMaskCache::Impl::walk_vocabulary(uint32_t state, bool skip_seed_rules,
   // not share one.
   auto walk_run = [&](size_t begin, size_t end, unsigned first) {
     // Tokens read whole along a uniform run from the state after their first byte, in stack
-    // mode with one stack: at least kRunMinTokens of them, as in the table walk (a smaller
-    // run is walked at about the cost of finding it), and at most mask::kShortTokenBytes
-    // states along it.
-    constexpr size_t kRunMinTokens = 16;
+    // mode with one stack: at least mask::kRunMinTokens of them, as in the table walk, and at
+    // most mask::kShortTokenBytes states along it.
     size_t run_length = 0;
     uint32_t outside = ~uint32_t{0};
     size_t kept = 0;  // bytes of the path the first token keeps (its common prefix is 0)
-    if (first < 256 && end - begin >= kRunMinTokens) {
+    if (first < 256 && end - begin >= mask::kRunMinTokens) {
       w.back_to(0);
       if (w.advance(static_cast<uint8_t>(first))) {
         kept = 1;  // the first byte, read once for the whole run (where several stacks make it costly)
