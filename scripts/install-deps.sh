@@ -14,7 +14,7 @@ done
 
 packages=(
   g++ cmake ninja-build make pkg-config
-  libre2-dev libutf8proc-dev nlohmann-json3-dev tao-pegtl-dev libboost-dev libcli11-dev libfmt-dev
+  libre2-dev libutf8proc-dev nlohmann-json3-dev libsimdjson-dev tao-pegtl-dev libboost-dev libcli11-dev libfmt-dev
   libcpp-httplib-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev libmimalloc-dev
 )
 if [ "$fuzz" -eq 1 ]; then packages+=(clang libclang-rt-14-dev); fi
