@@ -9,6 +9,7 @@
 
 #include "automata/grammar_automaton.h"
 #include "automata/mask_cache.h"
+#include "schemas/formats.h"
 #include "schemas/json_schema.h"
 #include "schemas/string_lengths.h"
 
@@ -54,6 +55,7 @@ void prepare_json_building_blocks(const std::shared_ptr<const Vocabulary>& vocab
   // same rule in every whitespace mode and property order, so it is made once.
   static const char* const kBoundedString = R"({"type": "string", "maxLength": 16})";
   try {
+    prepare_format_languages();
     prepare_key_templates();
     for (const auto whitespace : {JsonSchemaOptions::Whitespace::kFlexible, JsonSchemaOptions::Whitespace::kCompact}) {
       for (const auto order : {JsonSchemaOptions::PropertyOrder::kSchema, JsonSchemaOptions::PropertyOrder::kAny}) {

@@ -13,8 +13,9 @@ namespace lockstep {
 /// every length bound) and computes every mask of their grammars over `vocabulary`; then
 /// the string body and the 16 bounded positions again with \u escapes read through escape
 /// rules, as large grammars read them, and the first positions of the length block and
-/// tails of strings longer than 512 code points. What they leave in the process-wide caches
-/// (the exact number languages, the byte-DFA templates and rule automata of string bodies,
+/// tails of strings longer than 512 code points; and builds the languages of the `format`s
+/// lockstep enforces (prepare_format_languages). What they leave in the process-wide caches
+/// (the exact number languages, the format languages, the byte-DFA templates and rule automata of string bodies,
 /// the state masks and walk segments of string, number and punctuation states) is what the
 /// first grammar compiled afterwards would otherwise build itself: this is the
 /// per-vocabulary work done at load, as other engines precompile their built-in JSON

@@ -168,4 +168,8 @@ std::shared_ptr<const CharDfa> format_language(std::string_view format) {
   return slot;
 }
 
+void prepare_format_languages() {
+  for (const auto& [format, pattern] : patterns()) format_language(format);
+}
+
 }  // namespace lockstep

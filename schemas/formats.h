@@ -16,4 +16,10 @@ namespace lockstep {
 /// does not know.
 std::shared_ptr<const CharDfa> format_language(std::string_view format);
 
+/// Builds the language of every format above into format_language()'s process-wide cache,
+/// once per process: about 25 ms on one core and well under 1 MB (regex 11 ms, email 2.5 ms,
+/// uri 1.6 ms, the rest less), paid at vocabulary load (prepare_json_building_blocks) instead
+/// of by the first schema of a process that names the format. Thread-safe.
+void prepare_format_languages();
+
 }  // namespace lockstep
