@@ -199,7 +199,7 @@ class FastReader {
         const simdjson::dom::object object = e.get_object().value_unsafe();
         out = ojson::object();
         auto& members = out.get_ref<ojson::object_t&>();
-        members.reserve(object.size());  // members stay put: keys_ may point into them
+        members.reserve(object.size());  // members stay put: `keys` points into them
         std::unordered_map<std::string_view, size_t> keys;  // past kScanMembers: key → index
         for (const simdjson::dom::key_value_pair field : object) {
           // A repeated key keeps its first place and its last value, as DocumentBuilder.
