@@ -15,13 +15,13 @@ namespace lockstep {
 /// rules, as large grammars read them, and the first positions of the length block and
 /// tails of strings longer than 512 code points; and builds the languages of the `format`s
 /// lockstep enforces (prepare_format_languages). What they leave in the process-wide caches
-/// (the exact number languages, the format languages, the byte-DFA templates and rule automata of string bodies,
-/// the state masks and walk segments of string, number and punctuation states) is what the
-/// first grammar compiled afterwards would otherwise build itself: this is the
-/// per-vocabulary work done at load, as other engines precompile their built-in JSON
-/// grammar or lexeme masks. Runs once per vocabulary id (later calls return at once); about
-/// 150 ms and 3 MB resident for Llama 3's 128k tokens (docs/masks.md). Thread-safe. Never
-/// throws: a failure only leaves the caches cold.
+/// (the exact number languages, the format languages, the byte-DFA templates and rule
+/// automata of string bodies, the state masks and walk segments of string, number and
+/// punctuation states) is what the first grammar compiled afterwards would otherwise build
+/// itself: this is the per-vocabulary work done at load, as other engines precompile their
+/// built-in JSON grammar or lexeme masks. Runs once per vocabulary id (later calls return at
+/// once); about 150 ms and 3 MB resident for Llama 3's 128k tokens (docs/masks.md).
+/// Thread-safe. Never throws: a failure only leaves the caches cold.
 void prepare_json_building_blocks(const std::shared_ptr<const Vocabulary>& vocabulary);
 
 }  // namespace lockstep
