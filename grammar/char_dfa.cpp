@@ -152,6 +152,28 @@ CharDfa CharDfa::length(uint32_t min, uint32_t max, const std::vector<CodepointR
   return d;
 }
 
+CharDfa CharDfa::length_range(uint32_t min, uint32_t max) {
+  if (max != kUnbounded && min > max) return none();
+  CharDfa d;
+  d.length_ = {min, max};
+  d.chainless_ = true;
+  d.minimal_ = true;
+  return d;
+}
+
+CharDfa CharDfa::with_states() const {
+  return chainless_ ? length(length_->first, length_->second) : *this;
+}
+
+void CharDfa::throw_chainless() {
+  throw std::logic_error("a length_range() automaton has no states: take with_states()");
+}
+
+size_t CharDfa::size() const {
+  if (!chainless_) return states_.size();
+  return static_cast<size_t>(length_->second == kUnbounded ? length_->first : length_->second) + 1;
+}
+
 namespace {
 // Throws unless `edges` (one state's, of an automaton of `n` states) are sorted, disjoint
 // code-point ranges to states in range.
@@ -192,14 +214,31 @@ CharDfa CharDfa::minimal_from(const PooledStates& states) {
 
 CharDfa CharDfa::intersect(const CharDfa& a, const CharDfa& b, size_t max_states, size_t* explored) {
   if (explored) *explored = 0;
+  if (a.length_ && b.length_ && (a.chainless_ || b.chainless_)) {  // the common lengths (kUnbounded: the largest)
+    const auto [lo_a, hi_a] = *a.length_;
+    const auto [lo_b, hi_b] = *b.length_;
+    return length_range(std::max(lo_a, lo_b), std::min(hi_a, hi_b));
+  }
   if (auto w = intersect_words(a, b)) return sorted_literals(std::move(*w));  // a subset: fits
   for (const auto& [x, y] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
     if (y->length_ && y->length_->second != kUnbounded) return with_length(*x, y->length_->first, y->length_->second, max_states);
+  }
+  if (a.chainless_ || b.chainless_) {  // a minimum length alone: the product with its chain
+    return CharDfaBuilder::product(a.with_states(), b.with_states(), true, max_states, explored);
   }
   return CharDfaBuilder::product(a, b, true, max_states, explored);
 }
 CharDfa CharDfa::unite(const CharDfa& a, const CharDfa& b, size_t max_states, size_t* explored) {
   if (explored) *explored = 0;
+  if (a.length_ && b.length_ && (a.chainless_ || b.chainless_)) {
+    // Overlapping or adjacent bounds unite into one range.
+    const auto [x, y] = a.length_->first <= b.length_->first ? std::pair{*a.length_, *b.length_}
+                                                               : std::pair{*b.length_, *a.length_};
+    if (x.second == kUnbounded || y.first <= x.second + 1) {
+      return length_range(x.first, std::max(x.second, y.second));
+    }
+  }
+  if (a.chainless_ || b.chainless_) return unite(a.with_states(), b.with_states(), max_states, explored);
   if (auto w = unite_words(a, b)) {
     try {
       return sorted_literals(std::move(*w));
@@ -234,6 +273,8 @@ CharDfa CharDfa::completed() const {
 }
 
 CharDfa CharDfa::complement() const {
+  // Not a length language: the complement holds the surrogates, which length() does not read.
+  if (chainless_) return with_states().complement();
   CharDfa out = completed();
   for (auto& st : out.states_) st.final = !st.final;
   if (!minimal_) return out.minimized();
@@ -278,6 +319,7 @@ CharDfa CharDfa::minimized() const {
 }
 
 bool CharDfa::empty() const {
+  if (chainless_) return false;  // min <= max (length_range)
   if (states_.empty()) return true;
   if (states_[0].final) return false;  // most string languages hold the empty string
   // Known minimal: no state but the start is dead, so the start is dead (the language
@@ -299,6 +341,14 @@ bool CharDfa::empty() const {
 }
 
 bool CharDfa::accepts(std::string_view text) const {
+  if (chainless_) {
+    // Every code point UTF-8 spells is one length() reads (all but the surrogates).
+    uint64_t n = 0;
+    for (size_t i = 0; i < text.size(); ++n) {
+      if (utf8::decode(text, i) == utf8::kInvalid) return false;
+    }
+    return n >= length_->first && n <= length_->second;
+  }
   uint32_t s = 0;
   for (size_t i = 0; i < text.size();) {
     const uint32_t cp = utf8::decode(text, i);
@@ -317,13 +367,15 @@ bool CharDfa::accepts(std::string_view text) const {
 }
 
 bool CharDfa::only_empty_string() const {
+  if (chainless_) return length_->second == 0;
   const CharDfa m = minimized();
   return m.states_.size() == 1 && m.states_[0].final && m.states_[0].edges.empty();
 }
 
 bool CharDfa::single_string(std::string& out) const {
-  const CharDfa m = minimized();
   out.clear();
+  if (chainless_) return length_->second == 0;  // "" alone; any longer length has many strings
+  const CharDfa m = minimized();
   uint32_t s = 0;
   std::vector<char> seen(m.states_.size(), 0);
   for (;;) {
@@ -338,6 +390,7 @@ bool CharDfa::single_string(std::string& out) const {
 }
 
 Expr automaton_expr(std::shared_ptr<const CharDfa> dfa, bool json_string) {
+  if (dfa && dfa->chainless()) dfa = std::make_shared<const CharDfa>(dfa->with_states());
   Expr e;
   e.kind = Expr::Kind::kAutomaton;
   e.automaton = std::move(dfa);

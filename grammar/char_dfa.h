@@ -75,6 +75,16 @@ class CharDfa {
   static CharDfa length(uint32_t min, uint32_t max);
   /// Strings of `min`..`max` code points, each in `any` (sorted, disjoint ranges).
   static CharDfa length(uint32_t min, uint32_t max, const std::vector<CodepointRange>& any);
+  /// The language of length(min, max) without its chain of states: only the bounds
+  /// (lengths()), in constant time and memory whatever they are. A JSON Schema's
+  /// `maxLength: 1000000` is written in the grammar as blocks of code points
+  /// (schemas/string_lengths.h) and never needs the chain, which would take 80 bytes a
+  /// code point. Every operation takes it: intersect() with another length is the common
+  /// bounds, with any other automaton with_length(); unite() with another length keeps
+  /// bounds when the two ranges meet; elsewhere (complement(), products) the chain is
+  /// built first (with_states(), AutomatonLimitError past max_states()). states() throws
+  /// std::logic_error for it (chainless()).
+  static CharDfa length_range(uint32_t min, uint32_t max);
   /// The language of a rule-free expression (as regex_to_expr produces). Throws
   /// std::invalid_argument if it contains rule references.
   static CharDfa from_expr(const Expr& e);
@@ -133,13 +143,26 @@ class CharDfa {
   bool only_empty_string() const;
   /// The single string of the language when it has exactly one (else false).
   bool single_string(std::string& out) const;
-  size_t size() const { return states_.size(); }
+  /// States; for a length_range(), those of its chain.
+  size_t size() const;
   /// The language as a finite list of strings, sorted (byte order, which is code-point
   /// order) and without duplicates, when it was built from one (literal(), literals(), and
   /// set operations on lists); copies keep it. Null otherwise, even for a finite language.
   const std::vector<std::string>* words() const { return words_.get(); }
-  const std::vector<State>& states() const { return states_; }
+  /// The states (state 0 starts). Throws std::logic_error for a chainless() automaton.
+  const std::vector<State>& states() const {
+    if (chainless_) throw_chainless();
+    return states_;
+  }
   uint32_t start() const { return 0; }
+  /// (min, max) of an automaton made by length(min, max) or length_range() (copies keep
+  /// them): its language is every string of min..max code points. Nullopt otherwise.
+  const std::optional<std::pair<uint32_t, uint32_t>>& lengths() const { return length_; }
+  /// True for a length_range() automaton, which has bounds but no states.
+  bool chainless() const { return chainless_; }
+  /// This automaton with states: a chainless() one's chain (length(), AutomatonLimitError
+  /// past max_states()), else a copy.
+  CharDfa with_states() const;
 
  private:
   CharDfa completed() const;  // every code point has an edge (to a dead sink if need be)
@@ -151,6 +174,9 @@ class CharDfa {
   // The language is every string of length_->first..length_->second code points (set by
   // length(min, max); copies keep it, as they keep the language).
   std::optional<std::pair<uint32_t, uint32_t>> length_;
+  // length_range(): length_ is the language and states_ is empty (see chainless()).
+  bool chainless_ = false;
+  [[noreturn]] static void throw_chainless();
   friend class CharDfaBuilder;
 };
 
@@ -159,7 +185,8 @@ class CharDfa {
 /// language: each code point written raw when JSON allows it, or escaped (\" \\ \/ \b \f
 /// \n \r \t, \uXXXX for code points of the Basic Multilingual Plane, the escaped surrogate
 /// pair \uD83D\uDE00 above it: automata/json_escapes.h). Otherwise it matches the UTF-8
-/// text of the language itself.
+/// text of the language itself. A chainless() automaton is embedded as its chain
+/// (with_states(): AutomatonLimitError past the limit).
 Expr automaton_expr(std::shared_ptr<const CharDfa> dfa, bool json_string);
 
 }  // namespace lockstep

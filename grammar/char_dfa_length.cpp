@@ -31,6 +31,9 @@ constexpr uint32_t kDead = UINT32_MAX;
 CharDfa CharDfa::with_length(const CharDfa& a, uint32_t min, uint32_t max, size_t max_states) {
   if (max == kUnbounded) throw std::logic_error("CharDfa::with_length needs a finite maximum length");
   if (min > max) return none();
+  if (a.chainless_) {
+    return length_range(std::max(a.length_->first, min), std::min(a.length_->second, max));
+  }
   const std::vector<State>& states = a.states_;
   // layers[begin[n] .. begin[n + 1]): the states of `a` reached after exactly n code points.
   std::vector<uint32_t> layers{0}, begin{0, 1};

@@ -6,6 +6,10 @@
 namespace lockstep::schema {
 
 std::optional<std::pair<uint32_t, uint32_t>> length_bounds(const CharDfa& d, std::vector<CodepointRange>& ranges) {
+  if (d.lengths()) {  // length() or length_range(): the bounds are known, chain or not
+    ranges = Expr::any_codepoint().ranges;
+    return d.lengths();
+  }
   const auto& st = d.states();
   uint32_t lo = kUnbounded;
   uint32_t q = d.start();
